@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -457,6 +458,28 @@ TEST_CASE("square and sqrt work elementwise", "[core][nn_ops]") {
         == std::vector<double>{9, 4});
   CHECK(square(make({16}, DType::uint8, Shape{1})).to_vector<double>() == std::vector<double>{0});
   REQUIRE_THROWS_WITH(sqrt(Tensor::ones(Shape{2}, DType::int32)), Contains("int32"));
+}
+
+TEST_CASE("sqrt is the correctly rounded IEEE square root on every CPU", "[core][nn_ops]") {
+  // Estimate instructions (rsqrtps, rcpps) differ between CPU vendors and are
+  // off by an ulp or more; the kernel must give what the exact sqrtss gives.
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<float> dist(1e-3f, 1e6f);
+  std::vector<float> values(4099); // not a multiple of any vector width: tails too
+  for (auto& v : values)
+    v = dist(gen);
+  values[0] = 4.0f;
+  const auto roots = sqrt(Tensor::from_vector(values)).to_vector<float>();
+  int64_t inexact = 0;
+  for (size_t i = 0; i < values.size(); ++i)
+    inexact += roots[i] != std::sqrt(values[i]);
+  CHECK(inexact == 0);
+  CHECK(roots[0] == 2.0f);
+  std::vector<double> doubles(values.begin(), values.end());
+  const auto double_roots = sqrt(Tensor::from_vector(doubles)).to_vector<double>();
+  for (size_t i = 0; i < doubles.size(); ++i)
+    inexact += double_roots[i] != std::sqrt(doubles[i]);
+  CHECK(inexact == 0);
 }
 
 // -- optimizer updates ---------------------------------------------------------------------
