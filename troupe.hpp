@@ -5,6 +5,7 @@
 
 #include <troupe/build_config.hpp>
 
+#include <troupe/core/denormals.hpp>
 #include <troupe/core/device_spec.hpp>
 #include <troupe/core/dtype.hpp>
 #include <troupe/core/errors.hpp>

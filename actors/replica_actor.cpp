@@ -3,6 +3,7 @@
 #include <boost/context/protected_fixedsize_stack.hpp>
 #include <caf/all.hpp>
 
+#include <troupe/core/denormals.hpp>
 #include <troupe/core/log.hpp>
 
 #include <utility>
@@ -84,6 +85,9 @@ void ReplicaActor::create_fiber() {
   boost::context::protected_fixedsize_stack stack(setup_.stack_bytes);
   user_ = boost::context::fiber(std::allocator_arg, stack, [this](boost::context::fiber&& caller) {
     caller_ = std::move(caller);
+    // A fiber keeps its own MXCSR across switches (Boost.Context saves it):
+    // set the mode here too, for actor systems an application passed in.
+    flush_denormals_on_this_thread();
     for (;;) {
       try {
         job_->body(setup_.replica);

@@ -9,6 +9,7 @@
 #include <caf/abstract_actor.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
+#include <caf/thread_hook.hpp>
 
 #include <troupe/actors/cluster_node.hpp>
 #include <troupe/actors/cluster_types.hpp>
@@ -18,6 +19,7 @@
 #include <troupe/core/config.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/net/cluster_resolver.hpp>
+#include <troupe/core/denormals.hpp>
 
 namespace troupe {
 
@@ -25,8 +27,18 @@ namespace internal {
 
 namespace {
 
+/// Every thread of troupe's actor system computes with denormals flushed
+/// (core/denormals.hpp), set once as the thread starts.
+class FlushDenormalsHook final : public caf::thread_hook {
+public:
+  void init(caf::actor_system&) override {}
+  void thread_started() override { flush_denormals_on_this_thread(); }
+  void thread_terminates() override {}
+};
+
 std::unique_ptr<caf::actor_system_config> make_config() {
   auto cfg = std::make_unique<caf::actor_system_config>();
+  cfg->add_thread_hook<FlushDenormalsHook>();
   add_cluster_types(*cfg);
   return cfg;
 }

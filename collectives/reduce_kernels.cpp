@@ -1,4 +1,5 @@
 #include <troupe/collectives/reduce_kernels.hpp>
+#include <troupe/core/denormals.hpp>
 
 #include <cstring>
 #include <type_traits>
@@ -108,6 +109,7 @@ void reduce_typed(ReduceOp op, const std::byte* const* inputs, int n, std::byte*
 
 void reduce_elements(DType dtype, ReduceOp op, const std::byte* const* inputs, int num_inputs,
                      std::byte* out, int64_t begin, int64_t end, bool streaming_stores) {
+  const ScopedFlushDenormals flush_denormals;
   if (dtype == DType::bool_)
     fail(Errc::not_supported, "all_reduce of bool tensors is not supported: cast to int32 first");
   visit_dtype(dtype, [&](auto tag) {

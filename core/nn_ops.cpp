@@ -18,6 +18,7 @@
 #include <Eigen/Core>
 
 #include <troupe/core/eigen_types.hpp>
+#include <troupe/core/denormals.hpp>
 #include <troupe/core/tensor_checks.hpp>
 #include <troupe/core/errors.hpp>
 
@@ -241,6 +242,7 @@ void cross_entropy(const Tensor& labels, const Tensor& logits, int64_t classes, 
 
 SoftmaxCrossEntropy sparse_cross_entropy(const Tensor& labels, const Tensor& logits, bool with_loss,
                                          bool with_backprop, const char* op) {
+  const ScopedFlushDenormals flush_denormals;
   const int64_t classes = check_sparse_labels(labels, logits, op, true);
   if (is_half(logits.dtype())) {
     auto result =
@@ -264,6 +266,7 @@ SoftmaxCrossEntropy sparse_cross_entropy(const Tensor& labels, const Tensor& log
 }
 
 Tensor softmax_impl(const Tensor& logits, bool log) {
+  const ScopedFlushDenormals flush_denormals;
   const char* op = log ? "log_softmax" : "softmax";
   require_valid(logits, op, "logits");
   require_floating(logits, op, "logits");
@@ -356,6 +359,7 @@ void visit_floating(DType dtype, Fn&& fn) {
 // -- matrix products ------------------------------------------------------------------
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b) {
+  const ScopedFlushDenormals flush_denormals;
   const char* op = "matmul";
   require_valid(a, op, "a");
   require_valid(b, op, "b");
@@ -405,6 +409,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose
 }
 
 Tensor bias_add(const Tensor& value, const Tensor& bias) {
+  const ScopedFlushDenormals flush_denormals;
   const char* op = "bias_add";
   require_valid(value, op, "value");
   require_valid(bias, op, "bias");
@@ -443,6 +448,7 @@ Tensor bias_add(const Tensor& value, const Tensor& bias) {
 // -- activations ------------------------------------------------------------------------
 
 Tensor relu(const Tensor& features) {
+  const ScopedFlushDenormals flush_denormals;
   const char* op = "relu";
   require_valid(features, op, "features");
   require_numeric(features, op, "features");
@@ -459,6 +465,7 @@ Tensor relu(const Tensor& features) {
 }
 
 Tensor relu_grad(const Tensor& gradients, const Tensor& features) {
+  const ScopedFlushDenormals flush_denormals;
   const char* op = "relu_grad";
   require_valid(gradients, op, "gradients");
   require_valid(features, op, "features");
@@ -513,6 +520,7 @@ SoftmaxCrossEntropy sparse_softmax_cross_entropy_with_logits_and_grad(const Tens
 // -- comparisons and metrics -------------------------------------------------------------
 
 Tensor argmax(const Tensor& input, int axis) {
+  const ScopedFlushDenormals flush_denormals;
   require_valid(input, "argmax", "input");
   if (input.rank() == 0)
     fail(Errc::invalid_argument, "argmax: input must have rank 1 or more, but it is a "
@@ -547,6 +555,7 @@ Tensor argmax(const Tensor& input, int axis) {
 }
 
 Tensor equal(const Tensor& a, const Tensor& b) {
+  const ScopedFlushDenormals flush_denormals;
   const char* op = "equal";
   require_valid(a, op, "a");
   require_valid(b, op, "b");
@@ -571,6 +580,7 @@ Tensor equal(const Tensor& a, const Tensor& b) {
 }
 
 int64_t accuracy_count(const Tensor& labels, const Tensor& logits) {
+  const ScopedFlushDenormals flush_denormals;
   const char* op = "accuracy_count";
   const int64_t classes = check_sparse_labels(labels, logits, op, false);
   const int64_t rows = labels.num_elements();
@@ -594,6 +604,7 @@ int64_t accuracy_count(const Tensor& labels, const Tensor& logits) {
 // -- elementwise math ---------------------------------------------------------------------
 
 Tensor square(const Tensor& x) {
+  const ScopedFlushDenormals flush_denormals;
   require_valid(x, "square", "x");
   require_numeric(x, "square", "x");
   Tensor result = Tensor::empty(x.shape(), x.dtype(), x.device());
@@ -608,6 +619,7 @@ Tensor square(const Tensor& x) {
 }
 
 Tensor sqrt(const Tensor& x) {
+  const ScopedFlushDenormals flush_denormals;
   require_valid(x, "sqrt", "x");
   require_floating(x, "sqrt", "x");
   Tensor result = Tensor::empty(x.shape(), x.dtype(), x.device());
@@ -622,6 +634,7 @@ Tensor sqrt(const Tensor& x) {
 // -- fused optimizer updates ----------------------------------------------------------------
 
 void axpy_inplace(Tensor& y, double alpha, const Tensor& x) {
+  const ScopedFlushDenormals flush_denormals;
   check_update({{&y, "y"}, {&x, "x"}}, "axpy_inplace");
   visit_floating(y.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -636,6 +649,7 @@ void axpy_inplace(Tensor& y, double alpha, const Tensor& x) {
 
 void apply_momentum(Tensor& var, Tensor& accum, const Tensor& grad,
                     const MomentumOptions& options) {
+  const ScopedFlushDenormals flush_denormals;
   check_update({{&var, "var"}, {&accum, "accum"}, {&grad, "grad"}}, "apply_momentum");
   visit_floating(var.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -657,6 +671,7 @@ void apply_momentum(Tensor& var, Tensor& accum, const Tensor& grad,
 
 void apply_adam(Tensor& var, Tensor& m, Tensor& v, const Tensor& grad, int64_t step,
                 const AdamOptions& options) {
+  const ScopedFlushDenormals flush_denormals;
   check_update({{&var, "var"}, {&m, "m"}, {&v, "v"}, {&grad, "grad"}}, "apply_adam");
   if (step < 1)
     fail(Errc::invalid_argument, "apply_adam: step is " + std::to_string(step)

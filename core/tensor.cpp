@@ -1,4 +1,5 @@
 #include <troupe/core/tensor.hpp>
+#include <troupe/core/denormals.hpp>
 
 #include <atomic>
 
@@ -311,6 +312,7 @@ Tensor Tensor::on_device(const DeviceSpec& device) const {
 }
 
 Tensor Tensor::cast(DType dtype) const {
+  const ScopedFlushDenormals flush_denormals;
   require_valid(*this, "cast");
   if (dtype == dtype_)
     return *this;

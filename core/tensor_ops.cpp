@@ -9,6 +9,7 @@
 #include <Eigen/Core>
 
 #include <troupe/core/eigen_types.hpp>
+#include <troupe/core/denormals.hpp>
 #include <troupe/core/tensor_checks.hpp>
 #include <troupe/core/errors.hpp>
 
@@ -59,6 +60,7 @@ Shape check_binary(const Tensor& a, const Tensor& b, const char* op) {
 /// broadcast as a constant. Not for integer division, whose unsigned form differs.
 template <class Fn>
 Tensor binary(const Tensor& a, const Tensor& b, const char* op, Fn fn) {
+  const ScopedFlushDenormals flush_denormals;
   const Shape shape = check_binary(a, b, op);
   Tensor result = Tensor::empty(shape, a.dtype(), a.device());
   visit_dtype(a.dtype(), [&](auto tag) {
@@ -186,6 +188,7 @@ void reduce_middle(const Tensor& x, int64_t outer, int64_t length, int64_t inner
 }
 
 Tensor reduce(const Tensor& x, std::optional<int> axis, bool mean) {
+  const ScopedFlushDenormals flush_denormals;
   const char* op = mean ? "reduce_mean" : "reduce_sum";
   require_valid(x, op);
   if (x.dtype() == DType::bool_)
@@ -251,6 +254,7 @@ Tensor divide(const Tensor& a, const Tensor& b) {
 }
 
 Tensor negate(const Tensor& a) {
+  const ScopedFlushDenormals flush_denormals;
   require_valid(a, "negate");
   require_arithmetic(a, "negate");
   Tensor result = Tensor::empty(a.shape(), a.dtype(), a.device());

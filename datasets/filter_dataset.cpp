@@ -1,5 +1,6 @@
 #include <troupe/datasets/filter_dataset.hpp>
 
+#include <troupe/core/denormals.hpp>
 #include <troupe/core/errors.hpp>
 
 namespace troupe::internal {
@@ -13,9 +14,12 @@ public:
     : input_(std::move(input)), predicate_(std::move(predicate)) {}
 
   std::optional<Element> next() override {
-    while (auto element = input_->next())
+    while (auto element = input_->next()) {
+      // Dataset functions compute as kernels do, on whatever thread pulls the element.
+      const ScopedFlushDenormals flush_denormals;
       if ((*predicate_)(*element))
         return element;
+    }
     return std::nullopt;
   }
 

@@ -1,5 +1,6 @@
 #include <troupe/datasets/map_dataset.hpp>
 
+#include <troupe/core/denormals.hpp>
 #include <troupe/core/errors.hpp>
 
 namespace troupe::internal {
@@ -16,6 +17,8 @@ public:
     auto element = input_->next();
     if (!element)
       return std::nullopt;
+    // Dataset functions compute as kernels do, on whatever thread pulls the element.
+    const ScopedFlushDenormals flush_denormals;
     return (*fn_)(*element);
   }
 

@@ -3,7 +3,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
+
 #include <troupe/core/caf_types.hpp>
+#include <troupe/core/denormals.hpp>
 #include <troupe/troupe.hpp>
 
 using namespace troupe;
@@ -77,4 +80,40 @@ TEST_CASE("replica functions run on fibers with deep stacks and survive many ste
     return ctx.all_reduce(ReduceOp::SUM, Tensor(static_cast<int32_t>(scratch[4096])));
   });
   CHECK(r[0].item<int32_t>() == 0);
+}
+
+TEST_CASE("replica functions and dataset functions run with denormals flushed", "[actors][runtime][denormals]") {
+  auto flushed_everywhere = [](Runtime& rt) {
+    MirroredStrategy strategy(rt, {"CPU:0", "CPU:1"});
+    std::atomic<int> map_calls{0}, map_flushed{0};
+    auto dataset = Dataset::range(4)
+                     .map([&](const Tensor& x) {
+                       ++map_calls;
+                       map_flushed += denormals_flushed() ? 1 : 0;
+                       return x;
+                     })
+                     .batch(2);
+    int replica_calls = 0, replica_flushed = 0;
+    for (const auto& step : strategy.experimental_distribute_dataset(dataset)) {
+      auto flags = strategy.run([](const Tensor&) { return Tensor(denormals_flushed() ? 1 : 0); }, step);
+      for (const auto& flag : strategy.experimental_local_results(flags)) {
+        ++replica_calls;
+        replica_flushed += flag.item<int32_t>();
+      }
+    }
+    CHECK(replica_calls == 4);
+    CHECK(replica_flushed == replica_calls);
+    CHECK(map_calls.load() >= 4); // and one more where the element spec is probed
+    CHECK(map_flushed.load() == map_calls.load());
+  };
+  SECTION("threaded") {
+    Runtime rt({.logical_cpu_devices = 2});
+    flushed_everywhere(rt);
+  }
+  SECTION("simulated") {
+    Runtime rt(Simulation{.seed = 3, .logical_cpu_devices = 2});
+    flushed_everywhere(rt);
+  }
+  // The test's own thread is left as it was.
+  CHECK_FALSE(denormals_flushed());
 }
