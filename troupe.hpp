@@ -11,6 +11,7 @@
 #include <troupe/core/errors.hpp>
 #include <troupe/core/log.hpp>
 #include <troupe/core/nn_ops.hpp>
+#include <troupe/core/portable_math.hpp>
 #include <troupe/core/random.hpp>
 #include <troupe/core/shape.hpp>
 #include <troupe/core/tensor.hpp>

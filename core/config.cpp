@@ -59,7 +59,7 @@ struct KnobDef {
   void (*apply)(Knobs& knobs, const char* env, std::string_view value);
 };
 
-const std::array<KnobDef, 15> knob_defs{{
+const std::array<KnobDef, 16> knob_defs{{
   {{"TROUPE_LOG", "warning",
     "Log level: error, warning, info or debug (case-insensitive)."},
    [](Knobs& k, const char* env, std::string_view v) { k.log_level = parse_level(env, v); }},
@@ -137,6 +137,17 @@ const std::array<KnobDef, 15> knob_defs{{
      if (policy != "auto" && policy != "stealing")
        reject(env, v, "auto or stealing");
      k.scheduler_policy = policy;
+   }},
+  {{"TROUPE_KERNELS", "fast",
+    "CPU kernels: fast (the widest instruction set this CPU runs; the same bits run to run on "
+    "one machine), portable (x86-64 baseline with fixed blocking: the same bits on every x86-64 "
+    "CPU), or one of x86-64, x86-64-v3 (AVX2), x86-64-v4 (AVX-512) to compare them."},
+   [](Knobs& k, const char* env, std::string_view v) {
+     const auto mode = lower(v);
+     if (mode != "fast" && mode != "portable" && mode != "x86-64" && mode != "x86-64-v3"
+         && mode != "x86-64-v4")
+       reject(env, v, "fast, portable, x86-64, x86-64-v3 or x86-64-v4");
+     k.kernels = mode;
    }},
 }};
 

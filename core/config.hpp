@@ -33,6 +33,7 @@ struct Knobs {
   std::size_t ring_chunk_bytes;           ///< TROUPE_RING_CHUNK_KIB (in KiB)
   std::size_t halving_doubling_max_bytes; ///< TROUPE_HALVING_DOUBLING_MAX_KIB (in KiB)
   std::string scheduler_policy;           ///< TROUPE_SCHEDULER_POLICY
+  std::string kernels;                    ///< TROUPE_KERNELS
 };
 
 /// The knobs of this process (parsed on first use, then constant).

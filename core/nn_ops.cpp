@@ -9,6 +9,7 @@
 #include <troupe/core/nn_ops.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <initializer_list>
 #include <string>
 #include <type_traits>
@@ -17,6 +18,7 @@
 
 #include <Eigen/Core>
 
+#include <troupe/core/cpu_kernels.hpp>
 #include <troupe/core/eigen_types.hpp>
 #include <troupe/core/denormals.hpp>
 #include <troupe/core/tensor_checks.hpp>
@@ -143,101 +145,28 @@ decltype(auto) visit_labels(DType dtype, Fn&& fn) {
   return fn(int64_t{});
 }
 
-// -- matmul ------------------------------------------------------------------------------
-
-template <class S>
-using RowMajorMatrix = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-/// out [m, n] = op(a) * op(b) on row-major buffers, with S the scalar the
-/// product runs in (the bits of a, b and out are read as S).
-template <class S>
-void matmul_kernel(const void* a_data, const Shape& a_shape, bool transpose_a, const void* b_data,
-                   const Shape& b_shape, bool transpose_b, void* out_data, int64_t k) {
-  const Eigen::Map<const RowMajorMatrix<S>> a{static_cast<const S*>(a_data), a_shape[0],
-                                              a_shape[1]};
-  const Eigen::Map<const RowMajorMatrix<S>> b{static_cast<const S*>(b_data), b_shape[0],
-                                              b_shape[1]};
-  const int64_t m = transpose_a ? a_shape[1] : a_shape[0];
-  const int64_t n = transpose_b ? b_shape[0] : b_shape[1];
-  Eigen::Map<RowMajorMatrix<S>> out{static_cast<S*>(out_data), m, n};
-  if (m == 0 || n == 0)
-    return;
-  if (k == 0) {
-    out.setZero();
-    return;
-  }
-  // A transposed map is a column-major view of the same bytes: Eigen's GEMM
-  // packs either storage order, so no transpose is ever copied.
-  if (transpose_a && transpose_b)
-    out.noalias() = a.transpose() * b.transpose();
-  else if (transpose_a)
-    out.noalias() = a.transpose() * b;
-  else if (transpose_b)
-    out.noalias() = a * b.transpose();
-  else
-    out.noalias() = a * b;
-}
-
-// -- softmax and cross-entropy kernels (float and double) -----------------------------------
-
-template <class T>
-using Row = Eigen::Array<T, 1, Eigen::Dynamic>;
-
-template <class T>
-void softmax_rows(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
-  if (cols == 0)
-    return;
-  for (int64_t r = 0; r < rows; ++r) {
-    const Eigen::Map<const Row<T>> x{in + r * cols, cols};
-    Eigen::Map<Row<T>> y{out + r * cols, cols};
-    // Shift by the row maximum so that exp() cannot overflow (logits of 1000).
-    y = x - x.maxCoeff();
-    if (log) {
-      y -= std::log(y.exp().sum());
-    } else {
-      y = y.exp();
-      y *= T{1} / y.sum();
-    }
-  }
-}
-
-/// loss[r] = logsumexp(row r) - row r[label r]; with `backprop`, also
-/// softmax(row r) - one_hot(label r) into it.
-template <class T, class L>
-void cross_entropy_rows(const L* labels, const T* logits, int64_t rows, int64_t cols, T* loss,
-                        T* backprop, const char* op) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t label = checked_label(labels, r, cols, op);
-    const Eigen::Map<const Row<T>> x{logits + r * cols, cols};
-    const T max = x.maxCoeff();
-    if (backprop != nullptr) {
-      Eigen::Map<Row<T>> y{backprop + r * cols, cols};
-      y = (x - max).exp();
-      const T sum = y.sum();
-      loss[r] = std::log(sum) - (x[label] - max);
-      y *= T{1} / sum;
-      y[label] -= T{1};
-    } else {
-      loss[r] = std::log((x - max).exp().sum()) - (x[label] - max);
-    }
-  }
-}
-
 /// Loss (and optionally backprop) for float32/float64 logits.
 void cross_entropy(const Tensor& labels, const Tensor& logits, int64_t classes, Tensor& loss,
                    Tensor* backprop, const char* op) {
   const int64_t rows = labels.num_elements();
+  std::vector<int64_t> checked(static_cast<std::size_t>(rows));
   visit_labels(labels.dtype(), [&](auto label_tag) {
     using L = decltype(label_tag);
     const L* l = labels.data<L>();
-    if (logits.dtype() == DType::float64)
-      cross_entropy_rows<double>(l, logits.data<double>(), rows, classes,
-                                 loss.mutable_data<double>(),
-                                 backprop ? backprop->mutable_data<double>() : nullptr, op);
-    else
-      cross_entropy_rows<float>(l, logits.data<float>(), rows, classes, loss.mutable_data<float>(),
-                                backprop ? backprop->mutable_data<float>() : nullptr, op);
+    for (int64_t r = 0; r < rows; ++r)
+      checked[static_cast<std::size_t>(r)] = checked_label(l, r, classes, op);
   });
+  if (rows == 0 || classes == 0)
+    return;
+  const auto& kernels = internal::cpu_kernels();
+  if (logits.dtype() == DType::float64)
+    kernels.cross_entropy_f64(checked.data(), logits.data<double>(), rows, classes,
+                              loss.mutable_data<double>(),
+                              backprop ? backprop->mutable_data<double>() : nullptr);
+  else
+    kernels.cross_entropy_f32(checked.data(), logits.data<float>(), rows, classes,
+                              loss.mutable_data<float>(),
+                              backprop ? backprop->mutable_data<float>() : nullptr);
 }
 
 SoftmaxCrossEntropy sparse_cross_entropy(const Tensor& labels, const Tensor& logits, bool with_loss,
@@ -279,10 +208,13 @@ Tensor softmax_impl(const Tensor& logits, bool log) {
   const int64_t cols = logits.shape()[logits.rank() - 1];
   const int64_t rows = cols == 0 ? 0 : logits.num_elements() / cols;
   Tensor result = Tensor::empty(logits.shape(), logits.dtype(), logits.device());
+  if (rows == 0)
+    return result;
+  const auto& kernels = internal::cpu_kernels();
   if (logits.dtype() == DType::float64)
-    softmax_rows(logits.data<double>(), result.mutable_data<double>(), rows, cols, log);
+    kernels.softmax_f64(logits.data<double>(), result.mutable_data<double>(), rows, cols, log);
   else
-    softmax_rows(logits.data<float>(), result.mutable_data<float>(), rows, cols, log);
+    kernels.softmax_f32(logits.data<float>(), result.mutable_data<float>(), rows, cols, log);
   return result;
 }
 
@@ -328,6 +260,25 @@ int64_t argmax_row(const T* x, int64_t n) {
   return index;
 }
 
+// -- integer matmul ------------------------------------------------------------------------
+
+/// out = op(a) * op(b) for integer dtypes (the floating ones are in cpu_kernels).
+template <class S>
+void integer_gemm(const internal::GemmArgs& g) {
+  using RowMajor = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const Eigen::Map<const RowMajor> a{static_cast<const S*>(g.a), g.a_rows, g.a_cols};
+  const Eigen::Map<const RowMajor> b{static_cast<const S*>(g.b), g.b_rows, g.b_cols};
+  Eigen::Map<RowMajor> out{static_cast<S*>(g.out), g.m, g.n};
+  if (g.transpose_a && g.transpose_b)
+    out.noalias() = a.transpose() * b.transpose();
+  else if (g.transpose_a)
+    out.noalias() = a.transpose() * b;
+  else if (g.transpose_b)
+    out.noalias() = a * b.transpose();
+  else
+    out.noalias() = a * b;
+}
+
 // -- optimizer helpers ---------------------------------------------------------------------
 
 /// Checks that every tensor in `ts` is valid, floating and of the first one's dtype and shape.
@@ -341,6 +292,16 @@ void check_update(std::initializer_list<std::pair<const Tensor*, const char*>> t
       require_same_shape(*first, first_name, *t, what, op);
     }
   }
+}
+
+/// base^exponent for exponent >= 1 by repeated squaring: + and * only, so the
+/// same bits on every CPU and C library (unlike std::pow).
+double power(double base, int64_t exponent) {
+  double result = 1.0;
+  for (; exponent > 0; exponent >>= 1, base *= base)
+    if ((exponent & 1) != 0)
+      result *= base;
+  return result;
 }
 
 /// Calls fn(T{}) for a floating dtype.
@@ -391,19 +352,22 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose
   const int64_t m = transpose_a ? a.shape()[1] : a.shape()[0];
   const int64_t n = transpose_b ? b.shape()[0] : b.shape()[1];
   Tensor result = Tensor::empty(Shape{m, n}, a.dtype(), a.device());
-  void* out = result.mutable_raw_data();
-  const auto run = [&](auto scalar) {
-    using S = decltype(scalar);
-    matmul_kernel<S>(a.raw_data(), a.shape(), transpose_a, b.raw_data(), b.shape(), transpose_b,
-                     out, k);
-  };
+  if (m == 0 || n == 0)
+    return result;
+  if (k == 0) {
+    std::memset(result.mutable_raw_data(), 0, result.nbytes());
+    return result;
+  }
+  const internal::GemmArgs args{a.raw_data(), b.raw_data(), result.mutable_raw_data(),
+                                a.shape()[0], a.shape()[1], b.shape()[0], b.shape()[1],
+                                transpose_a, transpose_b, m, n, k};
   switch (a.dtype()) {
-    case DType::float64: run(double{}); break;
+    case DType::float32: internal::cpu_kernels().gemm_f32(args); break;
+    case DType::float64: internal::cpu_kernels().gemm_f64(args); break;
     // Integers multiply as their unsigned counterparts (same bits, defined
     // wrap-around), as TensorFlow's integer kernels wrap.
-    case DType::int32: run(uint32_t{}); break;
-    case DType::int64: run(uint64_t{}); break;
-    default: run(float{}); break;
+    case DType::int32: integer_gemm<uint32_t>(args); break;
+    default: integer_gemm<uint64_t>(args); break;
   }
   return result;
 }
@@ -429,6 +393,11 @@ Tensor bias_add(const Tensor& value, const Tensor& bias) {
   const int64_t rows = cols == 0 ? 0 : value.num_elements() / cols;
   if (result.num_elements() == 0)
     return result;
+  if (value.dtype() == DType::float32) {
+    internal::cpu_kernels().bias_add_f32(value.data<float>(), bias.data<float>(),
+                                         result.mutable_data<float>(), rows, cols);
+    return result;
+  }
   visit_dtype(value.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
@@ -453,6 +422,11 @@ Tensor relu(const Tensor& features) {
   require_valid(features, op, "features");
   require_numeric(features, op, "features");
   Tensor result = Tensor::empty(features.shape(), features.dtype(), features.device());
+  if (features.dtype() == DType::float32) {
+    internal::cpu_kernels().relu_f32(features.data<float>(), result.mutable_data<float>(),
+                                     features.num_elements());
+    return result;
+  }
   visit_dtype(features.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
@@ -473,6 +447,11 @@ Tensor relu_grad(const Tensor& gradients, const Tensor& features) {
   require_same_shape(gradients, "gradients", features, "features", op);
   require_numeric(features, op, "features");
   Tensor result = Tensor::empty(features.shape(), features.dtype(), gradients.device());
+  if (features.dtype() == DType::float32) {
+    internal::cpu_kernels().relu_grad_f32(gradients.data<float>(), features.data<float>(),
+                                          result.mutable_data<float>(), features.num_elements());
+    return result;
+  }
   visit_dtype(features.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
@@ -676,10 +655,22 @@ void apply_adam(Tensor& var, Tensor& m, Tensor& v, const Tensor& grad, int64_t s
   if (step < 1)
     fail(Errc::invalid_argument, "apply_adam: step is " + std::to_string(step)
                                    + " but counts updates from 1; pass 1 for the first update");
-  // The bias corrections in double, as a scalar per step (Keras computes them in float32).
-  const double s = static_cast<double>(step);
-  const double alpha = options.learning_rate * std::sqrt(1.0 - std::pow(options.beta_2, s))
-                       / (1.0 - std::pow(options.beta_1, s));
+  // The bias corrections in double, as a scalar per step (Keras computes them
+  // in float32); powers by squaring, not std::pow, whose last bit depends on
+  // the C library and the CPU.
+  const double alpha = options.learning_rate * std::sqrt(1.0 - power(options.beta_2, step))
+                       / (1.0 - power(options.beta_1, step));
+  if (var.dtype() == DType::float32) {
+    // Write access first, as below: shared buffers are copied before the kernel writes.
+    float* w = var.mutable_data<float>();
+    float* m1 = m.mutable_data<float>();
+    float* m2 = v.mutable_data<float>();
+    internal::cpu_kernels().adam_f32(
+      w, m1, m2, grad.data<float>(), var.num_elements(),
+      {static_cast<float>(alpha), static_cast<float>(1.0 - options.beta_1),
+       static_cast<float>(1.0 - options.beta_2), static_cast<float>(options.epsilon)});
+    return;
+  }
   visit_floating(var.dtype(), [&](auto tag) {
     using T = decltype(tag);
     using C = compute_t<T>;

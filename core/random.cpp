@@ -1,4 +1,5 @@
 #include <troupe/core/random.hpp>
+#include <troupe/core/portable_math.hpp>
 
 #include <charconv>
 #include <cmath>
@@ -27,30 +28,6 @@ std::string number_text(double value) {
 
 std::string dtype_text(DType dtype) {
   return std::string{name(dtype)};
-}
-
-/// ln(x) for finite x > 0 from frexp, +, -, * and / only, so that it gives the
-/// same bits everywhere (std::log's last bit differs between C libraries).
-/// Accurate to a few ulp: x = m * 2^e with m in [sqrt(1/2), sqrt(2)), and
-/// ln(m) = 2 atanh(s) with s = (m - 1) / (m + 1), |s| < 0.172, summed to s^23.
-double portable_log(double x) {
-  int e = 0;
-  double m = std::frexp(x, &e);
-  if (m < 0.70710678118654752440) {
-    m *= 2;
-    --e;
-  }
-  const double f = m - 1.0; // exact (Sterbenz)
-  const double s = f / (2.0 + f);
-  const double s2 = s * s;
-  double p = 1.0 / 23.0;
-  for (int k = 21; k >= 1; k -= 2)
-    p = p * s2 + 1.0 / k;
-  // fdlibm's split of ln 2: e * ln2_hi is exact for |e| < 2^11.
-  constexpr double ln2_hi = 6.93147180369123816490e-01;
-  constexpr double ln2_lo = 1.90821492927058770002e-10;
-  const double fe = static_cast<double>(e);
-  return fe * ln2_hi + (2.0 * s * p + fe * ln2_lo);
 }
 
 /// The largest value of T below `x` (x is finite).

@@ -2,7 +2,9 @@
 # 1. the same seed gives bitwise the same final weights (fingerprint);
 # 2. a run stopped after epoch 1 and resumed from its checkpoint ends with the
 #    same weights as an uninterrupted 2-epoch run;
-# 3. bad flags and missing data files fail with a clear message.
+# 3. bad flags and missing data files fail with a clear message;
+# 4. with TROUPE_KERNELS=portable, one epoch ends with the weights recorded
+#    below, on every x86-64 CPU (Intel and AMD, any vector width).
 # Inputs: PROGRAM, WORK (a scratch directory).
 set(common --limit 1024 --batch 128 --replicas 2 --quiet --seed 7)
 
@@ -45,6 +47,20 @@ endif()
 fingerprint_of("${resumed}" fr)
 if(NOT fr STREQUAL fa)
   message(FATAL_ERROR "a resumed run ended with other weights than an uninterrupted one: ${fr} vs ${fa}")
+endif()
+
+# Recorded on an AMD EPYC (Zen, AVX2); an Intel Xeon with AVX-512 must print the
+# same. A change to the kernels' arithmetic changes it: record the new value
+# from `TROUPE_KERNELS=portable train_fashion_mnist ${common} --epochs 1`
+# and say why in the commit.
+set(portable_fingerprint 6ce301b3d37db372)
+set(ENV{TROUPE_KERNELS} portable)
+run_job(portable --epochs 1 --out ${WORK}/portable)
+unset(ENV{TROUPE_KERNELS})
+fingerprint_of("${portable}" fp)
+if(NOT fp STREQUAL portable_fingerprint)
+  message(FATAL_ERROR "TROUPE_KERNELS=portable ended with weights ${fp}, not the "
+                      "${portable_fingerprint} every x86-64 CPU must give")
 endif()
 
 execute_process(COMMAND ${PROGRAM} --replicas zero ERROR_VARIABLE err RESULT_VARIABLE rc)
