@@ -13,36 +13,35 @@ namespace {
 #if defined(__x86_64__)
 constexpr bool x86_64 = true;
 
+/// Appends `name` to the comma-separated `missing` unless the CPU `has` it.
+void note_missing(std::string& missing, bool has, const char* name) {
+  if (!has)
+    missing += missing.empty() ? name : std::string{", "} + name;
+}
+
 /// The features of x86-64-v3 (AVX2, FMA, F16C, BMI1/2, LZCNT, MOVBE) this CPU
 /// lacks, as a list for an error message; empty when it has them all.
 /// __builtin_cpu_supports also checks that the OS saves the vector registers.
 std::string missing_v3() {
   std::string missing;
-  const auto need = [&](bool has, const char* name) {
-    if (!has)
-      missing += missing.empty() ? name : std::string{", "} + name;
-  };
-  need(__builtin_cpu_supports("avx2"), "AVX2");
-  need(__builtin_cpu_supports("fma"), "FMA");
-  need(__builtin_cpu_supports("f16c"), "F16C");
-  need(__builtin_cpu_supports("bmi"), "BMI1");
-  need(__builtin_cpu_supports("bmi2"), "BMI2");
-  need(__builtin_cpu_supports("lzcnt"), "LZCNT");
-  need(__builtin_cpu_supports("movbe"), "MOVBE");
+  note_missing(missing, __builtin_cpu_supports("avx2"), "AVX2");
+  note_missing(missing, __builtin_cpu_supports("fma"), "FMA");
+  note_missing(missing, __builtin_cpu_supports("f16c"), "F16C");
+  note_missing(missing, __builtin_cpu_supports("bmi"), "BMI1");
+  note_missing(missing, __builtin_cpu_supports("bmi2"), "BMI2");
+  note_missing(missing, __builtin_cpu_supports("lzcnt"), "LZCNT");
+  note_missing(missing, __builtin_cpu_supports("movbe"), "MOVBE");
   return missing;
 }
 
+/// The features of x86-64-v4 (v3 and AVX-512 F/BW/CD/DQ/VL) this CPU lacks.
 std::string missing_v4() {
   std::string missing = missing_v3();
-  const auto need = [&](bool has, const char* name) {
-    if (!has)
-      missing += missing.empty() ? name : std::string{", "} + name;
-  };
-  need(__builtin_cpu_supports("avx512f"), "AVX512F");
-  need(__builtin_cpu_supports("avx512bw"), "AVX512BW");
-  need(__builtin_cpu_supports("avx512cd"), "AVX512CD");
-  need(__builtin_cpu_supports("avx512dq"), "AVX512DQ");
-  need(__builtin_cpu_supports("avx512vl"), "AVX512VL");
+  note_missing(missing, __builtin_cpu_supports("avx512f"), "AVX512F");
+  note_missing(missing, __builtin_cpu_supports("avx512bw"), "AVX512BW");
+  note_missing(missing, __builtin_cpu_supports("avx512cd"), "AVX512CD");
+  note_missing(missing, __builtin_cpu_supports("avx512dq"), "AVX512DQ");
+  note_missing(missing, __builtin_cpu_supports("avx512vl"), "AVX512VL");
   return missing;
 }
 #else

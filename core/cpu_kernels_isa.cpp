@@ -14,6 +14,7 @@
 #include <Eigen/Core>
 
 #include <troupe/core/cpu_kernels.hpp>
+#include <troupe/core/eigen_gemm.hpp>
 
 #ifndef TROUPE_KERNEL_ENTRY
 #error "compile with -DTROUPE_KERNEL_ENTRY=troupe_cpu_kernels_<isa> (see core/CMakeLists.txt)"
@@ -25,30 +26,8 @@
 namespace {
 
 using troupe::internal::AdamCoefficients;
-using troupe::internal::GemmArgs;
+using troupe::internal::eigen_gemm;
 namespace ei = Eigen::internal;
-
-// -- matrix products ---------------------------------------------------------------
-
-template <class S>
-using RowMajorMatrix = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-template <class S>
-void gemm(const GemmArgs& g) {
-  const Eigen::Map<const RowMajorMatrix<S>> a{static_cast<const S*>(g.a), g.a_rows, g.a_cols};
-  const Eigen::Map<const RowMajorMatrix<S>> b{static_cast<const S*>(g.b), g.b_rows, g.b_cols};
-  Eigen::Map<RowMajorMatrix<S>> out{static_cast<S*>(g.out), g.m, g.n};
-  // A transposed map is a column-major view of the same bytes: Eigen's GEMM
-  // packs either storage order, so no transpose is ever copied.
-  if (g.transpose_a && g.transpose_b)
-    out.noalias() = a.transpose() * b.transpose();
-  else if (g.transpose_a)
-    out.noalias() = a.transpose() * b;
-  else if (g.transpose_b)
-    out.noalias() = a * b.transpose();
-  else
-    out.noalias() = a * b;
-}
 
 // -- exp and log through Eigen's packet polynomials -------------------------------------
 //
@@ -170,8 +149,8 @@ void fix_blocking() {
 
 constexpr troupe::internal::CpuKernels table{
   TROUPE_KERNEL_ISA,
-  &gemm<float>,
-  &gemm<double>,
+  &eigen_gemm<float>,
+  &eigen_gemm<double>,
   &softmax<float>,
   &softmax<double>,
   &cross_entropy<float>,

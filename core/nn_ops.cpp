@@ -19,6 +19,7 @@
 #include <Eigen/Core>
 
 #include <troupe/core/cpu_kernels.hpp>
+#include <troupe/core/eigen_gemm.hpp>
 #include <troupe/core/eigen_types.hpp>
 #include <troupe/core/denormals.hpp>
 #include <troupe/core/tensor_checks.hpp>
@@ -260,25 +261,6 @@ int64_t argmax_row(const T* x, int64_t n) {
   return index;
 }
 
-// -- integer matmul ------------------------------------------------------------------------
-
-/// out = op(a) * op(b) for integer dtypes (the floating ones are in cpu_kernels).
-template <class S>
-void integer_gemm(const internal::GemmArgs& g) {
-  using RowMajor = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  const Eigen::Map<const RowMajor> a{static_cast<const S*>(g.a), g.a_rows, g.a_cols};
-  const Eigen::Map<const RowMajor> b{static_cast<const S*>(g.b), g.b_rows, g.b_cols};
-  Eigen::Map<RowMajor> out{static_cast<S*>(g.out), g.m, g.n};
-  if (g.transpose_a && g.transpose_b)
-    out.noalias() = a.transpose() * b.transpose();
-  else if (g.transpose_a)
-    out.noalias() = a.transpose() * b;
-  else if (g.transpose_b)
-    out.noalias() = a * b.transpose();
-  else
-    out.noalias() = a * b;
-}
-
 // -- optimizer helpers ---------------------------------------------------------------------
 
 /// Checks that every tensor in `ts` is valid, floating and of the first one's dtype and shape.
@@ -366,8 +348,8 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose
     case DType::float64: internal::cpu_kernels().gemm_f64(args); break;
     // Integers multiply as their unsigned counterparts (same bits, defined
     // wrap-around), as TensorFlow's integer kernels wrap.
-    case DType::int32: integer_gemm<uint32_t>(args); break;
-    default: integer_gemm<uint64_t>(args); break;
+    case DType::int32: internal::eigen_gemm<uint32_t>(args); break;
+    default: internal::eigen_gemm<uint64_t>(args); break;
   }
   return result;
 }
