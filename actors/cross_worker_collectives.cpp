@@ -401,7 +401,11 @@ void CrossWorkerCollectives::on_frame(int from, const PeerFrameHeader& header, c
   if (failed_keys_.count(key) != 0)
     return; // a late frame of a collective that already failed here
   if (header.type == FrameType::abort) {
-    fail_key(key, Errc::cancelled, describe(key) + " failed on task " + task_name(from) + ": " + text_of(bytes), false);
+    // The tag carries the sender's error code, so every worker fails with the
+    // same code (key_mismatch, timeout, ...); anything else reads as cancelled.
+    const bool known = header.tag > 0 && header.tag <= static_cast<uint32_t>(Errc::deadlock);
+    const Errc code = known ? static_cast<Errc>(header.tag) : Errc::cancelled;
+    fail_key(key, code, describe(key) + " failed on task " + task_name(from) + ": " + text_of(bytes), false);
     return;
   }
   auto& slot = keys_[key];
@@ -447,7 +451,7 @@ void CrossWorkerCollectives::fail_key(const CollectiveKey& key, Errc code, const
     const auto reason = frame_of(why);
     for (int r = 0; r < size(); ++r)
       if (r != rank())
-        send_frame(r, FrameType::abort, key, 0, 0, reason);
+        send_frame(r, FrameType::abort, key, 0, static_cast<uint32_t>(code), reason);
   }
   failed_keys_[key] = {code, why};
   const bool started = keys_.count(key) != 0 && keys_[key]->started;
@@ -462,7 +466,7 @@ void CrossWorkerCollectives::abort(const CollectiveKey& key, const std::string& 
   const auto reason = frame_of(why);
   for (int r = 0; r < size(); ++r)
     if (r != rank())
-      send_frame(r, FrameType::abort, key, 0, 0, reason);
+      send_frame(r, FrameType::abort, key, 0, static_cast<uint32_t>(Errc::cancelled), reason);
   failed_keys_[key] = {Errc::cancelled, why};
   keys_.erase(key);
 }

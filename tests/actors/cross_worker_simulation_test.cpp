@@ -162,6 +162,7 @@ TEST_CASE("workers that issue mismatched collectives all fail naming both tasks"
     });
     for (int w = 0; w < 3; ++w) {
       REQUIRE(errors[static_cast<size_t>(w)][0]);
+      INFO(what(errors[static_cast<size_t>(w)][0]));
       CHECK(troupe::testing::error_code_of([&] { std::rethrow_exception(errors[static_cast<size_t>(w)][0]); }) == Errc::key_mismatch);
       CHECK_THAT(what(errors[static_cast<size_t>(w)][0]), Contains("task worker:2 sent all_reduce(SUM) of float32 (4,)"));
     }
@@ -192,6 +193,7 @@ TEST_CASE("a lost worker fails the collective on every worker with peer_lost", "
     });
     for (int w = 0; w < 3; ++w) {
       REQUIRE(errors[static_cast<size_t>(w)][0]);
+      INFO(what(errors[static_cast<size_t>(w)][0]));
       CHECK(troupe::testing::error_code_of([&] { std::rethrow_exception(errors[static_cast<size_t>(w)][0]); }) == Errc::peer_lost);
       CHECK_THAT(what(errors[static_cast<size_t>(w)][0]), Contains("was lost: connection closed"));
     }
