@@ -1,7 +1,6 @@
 # Sources of the file formats (TFRecord, text lines, IDX, list_files).
 # crc32c.hpp and file_reader.hpp are internal (not installed).
 set(troupe_datasets_format_sources
-  crc32c.cpp
   file_reader.cpp
   idx.cpp
   list_files.cpp

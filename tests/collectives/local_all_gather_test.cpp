@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <troupe/collectives/local_all_gather.hpp>
-#include <troupe/core/tensor_ops.hpp>
+#include <troupe/ops/tensor_ops.hpp>
 
 using namespace troupe;
 

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <troupe/collectives/local_all_reduce.hpp>
-#include <troupe/core/tensor_ops.hpp>
+#include <troupe/ops/tensor_ops.hpp>
 
 using namespace troupe;
 using troupe::internal::LocalAllReduce;

@@ -5,8 +5,8 @@
 #include <thread>
 
 #include <troupe/core/denormals.hpp>
-#include <troupe/core/nn_ops.hpp>
-#include <troupe/core/tensor_ops.hpp>
+#include <troupe/ops/nn_ops.hpp>
+#include <troupe/ops/tensor_ops.hpp>
 
 using namespace troupe;
 

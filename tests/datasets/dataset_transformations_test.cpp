@@ -10,7 +10,7 @@
 
 #include <troupe/core/errors.hpp>
 #include <troupe/core/tensor.hpp>
-#include <troupe/core/tensor_ops.hpp>
+#include <troupe/ops/tensor_ops.hpp>
 #include <troupe/datasets/batch_dataset.hpp>
 #include <troupe/datasets/dataset.hpp>
 #include <troupe/datasets/prefetch_dataset.hpp>

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include <troupe/core/tensor_ops.hpp>
+#include <troupe/ops/tensor_ops.hpp>
 #include <troupe/datasets/dataset.hpp>
 #include <troupe/datasets/rebatch.hpp>
 

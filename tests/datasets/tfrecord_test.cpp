@@ -9,7 +9,7 @@
 
 #include <troupe/core/errors.hpp>
 #include <troupe/core/tensor.hpp>
-#include <troupe/datasets/crc32c.hpp>
+#include <troupe/core/crc32c.hpp>
 #include <troupe/datasets/file_reader.hpp>
 #include <troupe/datasets/tfrecord_dataset.hpp>
 #include <troupe/datasets/tfrecord_writer.hpp>

@@ -16,7 +16,7 @@
 #include <troupe/actors/replica_handle.hpp>
 #include <troupe/actors/run_job.hpp>
 #include <troupe/actors/runtime_impl.hpp>
-#include <troupe/actors/sim_link_actor.hpp>
+#include <troupe/net/link/sim_link_actor.hpp>
 #include <troupe/troupe.hpp>
 
 namespace troupe::testing {

@@ -1,0 +1,113 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/actor_clock.hpp>
+#include <caf/event_based_actor.hpp>
+
+#include <troupe/collectives/cross_worker_collectives.hpp>
+#include <troupe/net/link/link_messages.hpp>
+#include <troupe/actors/messages.hpp>
+#include <troupe/core/device_spec.hpp>
+
+namespace troupe::internal {
+
+/// What a collective group actor is spawned with.
+struct GroupSetup {
+  uint64_t group_id = 0;
+  std::vector<DeviceSpec> devices; ///< one per replica
+  caf::timespan timeout;
+  caf::timespan stall_warning;
+  std::size_t split_bytes = 256 << 10;
+  /// Multi-worker strategies: this worker's place in the cluster and its
+  /// data-plane link; all_reduce and all_gather then continue across workers.
+  std::optional<CrossWorkerSetup> cluster;
+  caf::actor link;
+};
+
+/// Coordinates the collectives of the replicas of one strategy in one process.
+///
+/// 1. Each replica sends a ContributionMsg per collective, keyed by
+///    (group, run, seq) with its fingerprint.
+/// 2. When every replica has contributed: fingerprints are checked (a mismatch
+///    fails the collective on every replica, listing what each sent); then
+///    all_gather concatenates, merge_call runs its function once, and
+///    all_reduce either reduces here (small) or sends each replica one part of
+///    a LocalAllReduce plan and waits for every PartDoneMsg.
+/// 3. The result goes back to every replica as CollectiveDoneMsg, sharing the
+///    output buffers.
+/// With a cluster setup (MultiWorkerMirroredStrategy), step 3 waits for the
+/// cross-worker half (CrossWorkerCollectives) to combine every worker's local
+/// result before the replicas get it; frames of other workers arrive from
+/// the link as LinkFrameMsg, lost workers as PeerLostMsg.
+/// Failures never hang: a replica that finishes its function without issuing
+/// a collective its peers issued (or fails first) fails that collective at
+/// once, and a single timer fails collectives that pass their deadline,
+/// naming who contributed and who did not (after logging a stall warning).
+class CollectiveGroupActor final : public caf::event_based_actor {
+public:
+  CollectiveGroupActor(caf::actor_config& cfg, GroupSetup setup);
+
+  caf::behavior make_behavior() override;
+  void on_exit() override;
+  [[nodiscard]] const char* name() const override { return "troupe.collective_group"; }
+
+private:
+  struct Pending {
+    std::vector<std::optional<ContributionMsg>> contributions;
+    std::vector<caf::actor> senders;
+    size_t arrived = 0;
+    caf::actor_clock::time_point deadline;
+    caf::actor_clock::time_point stall_at;
+    bool warned = false;
+    // all_reduce split over replicas: parts still running.
+    std::shared_ptr<LocalAllReduce> plan;
+    size_t parts_left = 0;
+    bool cross = false; ///< local part done, waiting for the other workers
+  };
+
+  /// Per replica: the latest run it worked on, whether its function returned,
+  /// how many collectives it issued and why it failed (if it did).
+  struct Progress {
+    uint64_t run = 0;
+    bool finished = false;
+    uint32_t issued = 0;
+    std::string failure;
+  };
+
+  void on_contribution(ContributionMsg& msg);
+  void on_finished(ReplicaFinishedMsg& msg);
+  void on_part_done(const PartDoneMsg& msg);
+  void on_tick();
+
+  void complete(const CollectiveKey& key, Pending& pending);
+  /// The local result is ready: deliver it, or start its cross-worker half.
+  void finish_local(const CollectiveKey& key, Pending& pending, std::vector<Tensor> tensors);
+  void on_run_finished_everywhere(uint64_t run);
+  void reduce(const CollectiveKey& key, Pending& pending);
+  void deliver(const CollectiveKey& key, Pending& pending, std::vector<Tensor> tensors,
+               MergeValue merge_result);
+  void fail(const CollectiveKey& key, Pending& pending, Errc code, const std::string& why,
+            std::exception_ptr exception = nullptr);
+  /// Fails `key` if some replica already returned from its function without issuing it.
+  bool fail_if_skipped(const CollectiveKey& key, Pending& pending);
+  void arm_timer();
+
+  [[nodiscard]] std::string describe_key(const CollectiveKey& key) const;
+  [[nodiscard]] std::string who_sent_what(const Pending& pending) const;
+
+  GroupSetup setup_;
+  std::map<CollectiveKey, Pending> pending_;
+  std::vector<Progress> progress_;
+  /// Collectives that already failed, so a late contributor gets the same error.
+  std::map<CollectiveKey, std::pair<Errc, std::string>> failed_;
+  bool timer_armed_ = false;
+  std::unique_ptr<CrossWorkerCollectives> cross_;
+};
+
+} // namespace troupe::internal

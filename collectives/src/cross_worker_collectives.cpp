@@ -1,0 +1,522 @@
+#include <troupe/collectives/cross_worker_collectives.hpp>
+
+#include <atomic>
+#include <cstring>
+#include <deque>
+
+#include <troupe/collectives/halving_doubling_all_reduce.hpp>
+#include <troupe/collectives/local_all_gather.hpp>
+#include <troupe/collectives/peer_all_gather.hpp>
+#include <troupe/collectives/peer_broadcast.hpp>
+#include <troupe/core/log.hpp>
+#include <troupe/ops/tensor_ops.hpp>
+
+namespace troupe::internal {
+
+namespace {
+
+// The announce payload: the fingerprint, then the worker's replica count.
+std::shared_ptr<std::vector<std::byte>> announce_payload(const CollectiveFingerprint& fp, int local_replicas) {
+  auto bytes = std::make_shared<std::vector<std::byte>>(fp.to_bytes());
+  const int64_t n = local_replicas;
+  const auto* p = reinterpret_cast<const std::byte*>(&n);
+  bytes->insert(bytes->end(), p, p + sizeof n);
+  return bytes;
+}
+
+FrameBytes frame_of(std::shared_ptr<std::vector<std::byte>> bytes) {
+  const auto* data = bytes->data();
+  const auto size = bytes->size();
+  return FrameBytes{std::move(bytes), data, size};
+}
+
+FrameBytes frame_of(const std::string& text) {
+  return frame_of(std::make_shared<std::vector<std::byte>>(reinterpret_cast<const std::byte*>(text.data()),
+                                                           reinterpret_cast<const std::byte*>(text.data()) + text.size()));
+}
+
+std::string text_of(const FrameBytes& bytes) {
+  return std::string(reinterpret_cast<const char*>(bytes.data), bytes.size);
+}
+
+size_t block_bytes(const CollectiveFingerprint& fp) {
+  size_t total = 0;
+  for (size_t i = 0; i < fp.dtypes.size(); ++i)
+    total += static_cast<size_t>(fp.shapes[i].num_elements()) * size_of(fp.dtypes[i]);
+  return total;
+}
+
+} // namespace
+
+/// One pack of tensors reduced by one algorithm instance.
+struct Pack {
+  std::vector<size_t> tensors;
+  Tensor flat;
+  std::unique_ptr<PeerLink> link;
+  std::unique_ptr<PeerCollective> algorithm;
+  const Tensor* reduced = nullptr; ///< all_reduce: the algorithm's buffer
+};
+
+struct CrossWorkerCollectives::Key {
+  bool started = false;
+  CollectiveKind kind = CollectiveKind::all_reduce;
+  ReduceOp op = ReduceOp::SUM;
+  int axis = 0;
+  CollectiveFingerprint mine;
+  std::vector<Tensor> local;
+  std::vector<std::optional<CollectiveFingerprint>> announced;
+  std::vector<bool> verified;
+  int verified_count = 0;
+  std::vector<Pack> packs;
+  bool algorithms_started = false;
+  /// Data frames per sender that wait for its announce or for the algorithms.
+  std::vector<std::deque<std::pair<PeerFrameHeader, FrameBytes>>> waiting;
+
+  explicit Key(int n) : announced(static_cast<size_t>(n)), verified(static_cast<size_t>(n), false), waiting(static_cast<size_t>(n)) {}
+};
+
+/// The PeerLink one pack's algorithm sends through: frames tagged with the key and pack.
+class CrossWorkerCollectives::PackLink final : public PeerLink {
+public:
+  PackLink(CrossWorkerCollectives& owner, CollectiveKey key, uint32_t pack) : owner_(owner), key_(key), pack_(pack) {}
+  void send(int rank, uint32_t tag, FrameBytes bytes) override {
+    owner_.send_frame(rank, FrameType::data, key_, pack_, tag, std::move(bytes));
+  }
+
+private:
+  CrossWorkerCollectives& owner_;
+  CollectiveKey key_;
+  uint32_t pack_;
+};
+
+CrossWorkerCollectives::CrossWorkerCollectives(uint64_t group, CrossWorkerSetup setup, Send send, Done done,
+                                               Failed failed)
+  : group_(group), setup_(std::move(setup)), send_(std::move(send)), done_(std::move(done)),
+    failed_(std::move(failed)), peer_runs_(setup_.task_names.size()) {
+}
+
+CrossWorkerCollectives::~CrossWorkerCollectives() = default;
+
+std::string CrossWorkerCollectives::describe(const CollectiveKey& key) const {
+  return "collective #" + std::to_string(key.seq) + " of strategy.run #" + std::to_string(key.run);
+}
+
+void CrossWorkerCollectives::send_frame(int to, FrameType type, const CollectiveKey& key, uint32_t pack,
+                                        uint32_t tag, FrameBytes bytes) {
+  if (lost_.count(to) != 0)
+    return;
+  PeerFrameHeader header;
+  header.type = type;
+  header.pack = pack;
+  header.tag = tag;
+  header.group = group_;
+  header.run = key.run;
+  header.seq = key.seq;
+  if (bytes.size > UINT32_MAX)
+    fail(Errc::not_supported, describe(key) + ": one frame of " + std::to_string(bytes.size)
+                                + " bytes exceeds the data plane's 4 GiB frame limit; split the tensor");
+  header.size = static_cast<uint32_t>(bytes.size);
+  send_(to, header, std::move(bytes));
+}
+
+std::optional<std::string> CrossWorkerCollectives::skipped_by_peer(const CollectiveKey& key) const {
+  for (int r = 0; r < size(); ++r) {
+    const auto& p = peer_runs_[static_cast<size_t>(r)];
+    if (p && p->run == key.run && p->issued <= key.seq)
+      return "task " + task_name(r) + " returned from strategy.run #" + std::to_string(key.run) + " after issuing "
+             + std::to_string(p->issued) + " collectives, so it never issued " + describe(key)
+             + (p->failure.empty() ? "" : " (it failed with: " + p->failure + ")")
+             + ". Every worker must issue the same collectives in the same order.";
+  }
+  return std::nullopt;
+}
+
+void CrossWorkerCollectives::start(const CollectiveKey& key, CollectiveKind kind, ReduceOp op, int axis,
+                                   std::vector<Tensor> local) {
+  // Every worker finished the runs before the previous one.
+  if (key.run > 1)
+    failed_keys_.erase(failed_keys_.begin(), failed_keys_.lower_bound(CollectiveKey{key.group, key.run - 1, 0}));
+  if (auto f = failed_keys_.find(key); f != failed_keys_.end()) {
+    failed_(key, f->second.first, f->second.second);
+    return;
+  }
+  auto& slot = keys_[key];
+  if (!slot)
+    slot = std::make_unique<Key>(size());
+  auto& state = *slot;
+  state.started = true; // from here on, fail_key reports to the group
+  // A peer that returned without issuing this collective explains more than
+  // its later exit does.
+  if (auto skipped = skipped_by_peer(key)) {
+    fail_key(key, Errc::key_mismatch, describe(key) + " cannot complete: " + *skipped, true);
+    return;
+  }
+  for (const auto& [rank, why] : lost_)
+    if (left_.count(rank) == 0) {
+      fail_key(key, Errc::peer_lost, describe(key) + " cannot run: task " + task_name(rank) + " was lost: " + why,
+               false);
+      return;
+    }
+  state.kind = kind;
+  state.op = op;
+  state.axis = axis;
+  state.mine = CollectiveFingerprint::of(kind, op, axis, local);
+  state.local = std::move(local);
+  state.announced[static_cast<size_t>(rank())] = state.mine;
+  state.verified[static_cast<size_t>(rank())] = true;
+  ++state.verified_count;
+  const auto announce = frame_of(announce_payload(state.mine, setup_.local_replicas));
+  for (int r = 0; r < size(); ++r)
+    if (r != rank())
+      send_frame(r, FrameType::announce, key, 0, 0, announce);
+  for (int r = 0; r < size(); ++r)
+    if (r != rank() && state.announced[static_cast<size_t>(r)] && !state.verified[static_cast<size_t>(r)]) {
+      check_announce(key, state, r);
+      if (!keys_.count(key))
+        return;
+    }
+  // all_reduce and broadcast start at once; all_gather needs every block's size first.
+  if (kind != CollectiveKind::all_gather || state.verified_count == size())
+    start_algorithms(key, state);
+  // A worker that left may have sent all this worker needs of `key` before it went.
+  if (auto i = keys_.find(key); i != keys_.end() && !lost_.empty())
+    fail_if_needs_gone(key, *i->second);
+}
+
+bool CrossWorkerCollectives::fail_if_needs_gone(const CollectiveKey& key, Key& state) {
+  for (const auto& [rank, why] : lost_) {
+    bool needs = !state.announced[static_cast<size_t>(rank)];
+    if (!needs && state.algorithms_started)
+      for (const auto& pack : state.packs)
+        needs = needs || pack.algorithm->waits_for(rank);
+    if (needs) {
+      fail_key(key, Errc::peer_lost, describe(key) + " failed: task " + task_name(rank) + " was lost: " + why, false);
+      return true;
+    }
+  }
+  return false;
+}
+
+void CrossWorkerCollectives::check_announce(const CollectiveKey& key, Key& state, int from) {
+  // Called once this worker started; `from`'s announce is there.
+  const auto& theirs = *state.announced[static_cast<size_t>(from)];
+  if (auto mismatch = check_fingerprints({state.mine, theirs}, {"task " + task_name(rank()), "task " + task_name(from)})) {
+    fail_key(key, Errc::key_mismatch,
+             describe(key) + " failed: the workers issued mismatched collectives: " + *mismatch
+               + ". Every worker must issue the same collectives in the same order, with the same dtypes and "
+                 "shapes (all_gather: shapes may differ only along the axis).",
+             true);
+    return;
+  }
+  state.verified[static_cast<size_t>(from)] = true;
+  ++state.verified_count;
+}
+
+void CrossWorkerCollectives::start_algorithms(const CollectiveKey& key, Key& state) {
+  state.algorithms_started = true;
+  try {
+    if (state.kind == CollectiveKind::all_reduce) {
+      // Packs: consecutive tensors of one dtype, up to bytes_per_pack each.
+      size_t pack_bytes = 0;
+      for (size_t i = 0; i < state.local.size(); ++i) {
+        const auto& t = state.local[i];
+        const bool fresh = state.packs.empty()
+                           || state.local[state.packs.back().tensors.front()].dtype() != t.dtype()
+                           || (setup_.bytes_per_pack > 0 && pack_bytes > 0
+                               && pack_bytes + t.nbytes() > static_cast<size_t>(setup_.bytes_per_pack));
+        if (fresh) {
+          state.packs.emplace_back();
+          pack_bytes = 0;
+        }
+        state.packs.back().tensors.push_back(i);
+        pack_bytes += t.nbytes();
+      }
+      for (size_t p = 0; p < state.packs.size(); ++p) {
+        auto& pack = state.packs[p];
+        if (pack.tensors.size() == 1) {
+          // Reduced in place when this is the only handle to the buffer (copy-on-write otherwise).
+          auto& t = state.local[pack.tensors.front()];
+          pack.flat = t.reshape({t.num_elements()});
+          t = Tensor();
+        } else {
+          int64_t count = 0;
+          for (auto i : pack.tensors)
+            count += state.local[i].num_elements();
+          const auto dtype = state.local[pack.tensors.front()].dtype();
+          pack.flat = Tensor::empty({count}, dtype);
+          auto* out = pack.flat.mutable_raw_data();
+          for (auto i : pack.tensors) {
+            std::memcpy(out, state.local[i].raw_data(), state.local[i].nbytes());
+            out += state.local[i].nbytes();
+          }
+        }
+        pack.link = std::make_unique<PackLink>(*this, key, static_cast<uint32_t>(p));
+        const bool ring = setup_.implementation != CommunicationImplementation::AUTO
+                          || pack.flat.nbytes() > setup_.halving_doubling_max_bytes;
+        // The algorithm owns the buffer from now on.
+        if (ring) {
+          auto alg = std::make_unique<RingAllReduce>(*pack.link, rank(), size(), std::move(pack.flat), setup_.ring);
+          pack.reduced = &alg->buffer();
+          pack.algorithm = std::move(alg);
+        } else {
+          auto alg = std::make_unique<HalvingDoublingAllReduce>(*pack.link, rank(), size(), std::move(pack.flat));
+          pack.reduced = &alg->buffer();
+          pack.algorithm = std::move(alg);
+        }
+      }
+    } else if (state.kind == CollectiveKind::broadcast) {
+      // From rank 0 (the chief); the others expect their own fingerprint's
+      // size, which the announces check against the root's.
+      auto block = std::make_shared<std::vector<std::byte>>();
+      if (rank() == 0)
+        for (const auto& t : state.local)
+          block->insert(block->end(), t.raw_data(), t.raw_data() + t.nbytes());
+      state.packs.emplace_back();
+      auto& pack = state.packs.back();
+      pack.link = std::make_unique<PackLink>(*this, key, 0);
+      pack.algorithm = std::make_unique<PeerBroadcast>(*pack.link, rank(), size(), 0, frame_of(block),
+                                                       block_bytes(state.mine));
+    } else {
+      // all_gather: this worker's tensors as one block, the others' sizes from their announces.
+      auto block = std::make_shared<std::vector<std::byte>>();
+      for (const auto& t : state.local)
+        block->insert(block->end(), t.raw_data(), t.raw_data() + t.nbytes());
+      std::vector<std::size_t> sizes;
+      for (const auto& fp : state.announced)
+        sizes.push_back(block_bytes(*fp));
+      state.packs.emplace_back();
+      auto& pack = state.packs.back();
+      pack.link = std::make_unique<PackLink>(*this, key, 0);
+      pack.algorithm = std::make_unique<PeerAllGather>(*pack.link, rank(), size(), frame_of(block), sizes);
+    }
+    for (auto& pack : state.packs)
+      pack.algorithm->start();
+  } catch (const Error& e) {
+    fail_key(key, e.code(), describe(key) + " failed: " + e.what(), true);
+    return;
+  }
+  consume_waiting(key, state);
+}
+
+void CrossWorkerCollectives::consume_waiting(const CollectiveKey& key, Key& state) {
+  if (!state.algorithms_started)
+    return;
+  for (int r = 0; r < size(); ++r) {
+    auto& queue = state.waiting[static_cast<size_t>(r)];
+    while (state.verified[static_cast<size_t>(r)] && !queue.empty()) {
+      auto [header, bytes] = std::move(queue.front());
+      queue.pop_front();
+      try {
+        if (header.pack >= state.packs.size())
+          fail(Errc::internal, "task " + task_name(r) + " sent a frame of pack " + std::to_string(header.pack)
+                                 + " where this worker has " + std::to_string(state.packs.size()) + " packs");
+        state.packs[header.pack].algorithm->on_frame(r, header.tag, bytes);
+      } catch (const Error& e) {
+        fail_key(key, e.code(), describe(key) + " failed: " + e.what(), true);
+        return;
+      }
+    }
+  }
+  maybe_finish(key, state);
+}
+
+void CrossWorkerCollectives::maybe_finish(const CollectiveKey& key, Key& state) {
+  if (state.verified_count < size())
+    return;
+  for (const auto& pack : state.packs)
+    if (!pack.algorithm->done())
+      return;
+  std::vector<Tensor> result;
+  try {
+    if (state.kind == CollectiveKind::all_reduce) {
+      result.resize(state.local.size());
+      const auto replicas = setup_.local_replicas * size();
+      for (auto& pack : state.packs) {
+        const Tensor& flat = *pack.reduced;
+        int64_t offset = 0;
+        for (auto i : pack.tensors) {
+          const auto& fp_shape = state.mine.shapes[i];
+          const auto n = fp_shape.num_elements();
+          Tensor t = pack.tensors.size() == 1 ? flat.reshape(fp_shape) : flat.slice(offset, offset + n).reshape(fp_shape);
+          offset += n;
+          if (state.op == ReduceOp::MEAN)
+            t = t / static_cast<double>(replicas);
+          result[i] = std::move(t);
+        }
+      }
+    } else if (state.kind == CollectiveKind::broadcast) {
+      if (rank() == 0) {
+        result = state.local;
+      } else {
+        const auto* data = static_cast<PeerBroadcast&>(*state.packs.front().algorithm).bytes().data;
+        for (size_t i = 0; i < state.mine.dtypes.size(); ++i) {
+          auto t = Tensor::empty(state.mine.shapes[i], state.mine.dtypes[i]);
+          if (t.nbytes() > 0)
+            std::memcpy(t.mutable_raw_data(), data, t.nbytes());
+          data += t.nbytes();
+          result.push_back(std::move(t));
+        }
+      }
+    } else {
+      const auto& blocks = static_cast<PeerAllGather&>(*state.packs.front().algorithm).blocks();
+      std::vector<std::vector<Tensor>> inputs(static_cast<size_t>(size()));
+      for (int r = 0; r < size(); ++r) {
+        if (r == rank()) {
+          inputs[static_cast<size_t>(r)] = state.local;
+          continue;
+        }
+        const auto& fp = *state.announced[static_cast<size_t>(r)];
+        const auto* data = blocks[static_cast<size_t>(r)].data;
+        for (size_t i = 0; i < fp.dtypes.size(); ++i) {
+          auto t = Tensor::empty(fp.shapes[i], fp.dtypes[i]);
+          if (t.nbytes() > 0)
+            std::memcpy(t.mutable_raw_data(), data, t.nbytes());
+          data += t.nbytes();
+          inputs[static_cast<size_t>(r)].push_back(std::move(t));
+        }
+      }
+      result = local_all_gather(inputs, state.axis);
+    }
+  } catch (const Error& e) {
+    fail_key(key, e.code(), describe(key) + " failed: " + e.what(), true);
+    return;
+  }
+  keys_.erase(key);
+  done_(key, std::move(result));
+}
+
+void CrossWorkerCollectives::on_frame(int from, const PeerFrameHeader& header, const FrameBytes& bytes) {
+  const CollectiveKey key{group_, header.run, header.seq};
+  if (header.type == FrameType::run_done) {
+    peer_runs_[static_cast<size_t>(from)] = PeerRun{header.run, header.seq, text_of(bytes)};
+    std::vector<CollectiveKey> skipped;
+    for (const auto& [k, state] : keys_)
+      if (k.run == header.run && k.seq >= header.seq)
+        skipped.push_back(k);
+    for (const auto& k : skipped)
+      if (auto why = skipped_by_peer(k))
+        fail_key(k, Errc::key_mismatch, describe(k) + " cannot complete: " + *why, true);
+    return;
+  }
+  if (failed_keys_.count(key) != 0)
+    return; // a late frame of a collective that already failed here
+  if (header.type == FrameType::abort) {
+    // The tag carries the sender's error code, so every worker fails with the
+    // same code (key_mismatch, timeout, ...); anything else reads as cancelled.
+    const bool known = header.tag > 0 && header.tag <= static_cast<uint32_t>(Errc::deadlock);
+    const Errc code = known ? static_cast<Errc>(header.tag) : Errc::cancelled;
+    fail_key(key, code, describe(key) + " failed on task " + task_name(from) + ": " + text_of(bytes), false);
+    return;
+  }
+  auto& slot = keys_[key];
+  if (!slot)
+    slot = std::make_unique<Key>(size());
+  auto& state = *slot;
+  if (header.type == FrameType::announce) {
+    try {
+      auto payload = bytes.span();
+      if (payload.size() < sizeof(int64_t))
+        fail(Errc::data_loss, "a truncated announce frame");
+      int64_t replicas = 0;
+      std::memcpy(&replicas, payload.data() + payload.size() - sizeof replicas, sizeof replicas);
+      if (replicas != setup_.local_replicas)
+        fail(Errc::invalid_argument, "task " + task_name(from) + " runs " + std::to_string(replicas)
+                                       + " replicas of this strategy and task " + task_name(rank()) + " runs "
+                                       + std::to_string(setup_.local_replicas)
+                                       + "; every worker must run the same number of replicas");
+      state.announced[static_cast<size_t>(from)] =
+        CollectiveFingerprint::from_bytes(payload.first(payload.size() - sizeof replicas));
+    } catch (const Error& e) {
+      fail_key(key, e.code(), describe(key) + " failed: " + e.what(), true);
+      return;
+    }
+    if (!state.started)
+      return;
+    check_announce(key, state, from);
+    if (!keys_.count(key))
+      return;
+    if (!state.algorithms_started && state.verified_count == size())
+      start_algorithms(key, state);
+    else
+      consume_waiting(key, state);
+    return;
+  }
+  state.waiting[static_cast<size_t>(from)].emplace_back(header, bytes);
+  if (state.started)
+    consume_waiting(key, state);
+}
+
+void CrossWorkerCollectives::fail_key(const CollectiveKey& key, Errc code, const std::string& why, bool tell_peers) {
+  if (tell_peers) {
+    const auto reason = frame_of(why);
+    for (int r = 0; r < size(); ++r)
+      if (r != rank())
+        send_frame(r, FrameType::abort, key, 0, static_cast<uint32_t>(code), reason);
+  }
+  failed_keys_[key] = {code, why};
+  const bool started = keys_.count(key) != 0 && keys_[key]->started;
+  keys_.erase(key);
+  if (started)
+    failed_(key, code, why);
+}
+
+void CrossWorkerCollectives::abort(const CollectiveKey& key, const std::string& why) {
+  if (failed_keys_.count(key) != 0)
+    return;
+  const auto reason = frame_of(why);
+  for (int r = 0; r < size(); ++r)
+    if (r != rank())
+      send_frame(r, FrameType::abort, key, 0, static_cast<uint32_t>(Errc::cancelled), reason);
+  failed_keys_[key] = {Errc::cancelled, why};
+  keys_.erase(key);
+}
+
+void CrossWorkerCollectives::on_peer_lost(int rank, const std::string& why, bool left) {
+  if (!lost_.emplace(rank, why).second)
+    return;
+  TROUPE_LOG(info, "net") << "task " << task_name(rank) << (left ? " left: " : " was lost: ") << why;
+  std::vector<CollectiveKey> pending;
+  for (const auto& [key, state] : keys_)
+    pending.push_back(key);
+  if (left) {
+    // Its frames all arrived before its bye: only what still needs it fails
+    // (keys not started here are checked when they start).
+    left_.insert(rank);
+    for (const auto& key : pending)
+      if (auto i = keys_.find(key); i != keys_.end() && i->second->started)
+        fail_if_needs_gone(key, *i->second);
+    return;
+  }
+  for (const auto& key : pending) {
+    if (auto skipped = skipped_by_peer(key))
+      fail_key(key, Errc::key_mismatch, describe(key) + " cannot complete: " + *skipped, false);
+    else
+      fail_key(key, Errc::peer_lost, describe(key) + " failed: task " + task_name(rank) + " was lost: " + why, false);
+  }
+}
+
+void CrossWorkerCollectives::run_finished(uint64_t run, uint32_t issued, const std::string& failure) {
+  const auto text = frame_of(failure);
+  for (int r = 0; r < size(); ++r)
+    if (r != rank())
+      send_frame(r, FrameType::run_done, CollectiveKey{group_, run, issued}, 0, 0, text);
+}
+
+std::string CrossWorkerCollectives::waiting_for(const CollectiveKey& key) const {
+  auto i = keys_.find(key);
+  if (i == keys_.end())
+    return "nothing (it already ended)";
+  const auto& state = *i->second;
+  std::string out;
+  for (int r = 0; r < size(); ++r) {
+    if (r == rank())
+      continue;
+    if (!state.announced[static_cast<size_t>(r)])
+      out += (out.empty() ? "" : ", ") + std::string("task ") + task_name(r) + " has not issued it";
+  }
+  if (out.empty())
+    out = "every task issued it; its data is still in flight between the workers";
+  return out;
+}
+
+} // namespace troupe::internal

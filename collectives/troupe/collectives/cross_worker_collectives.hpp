@@ -1,0 +1,129 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <troupe/collectives/collective_fingerprint.hpp>
+#include <troupe/collectives/collective_key.hpp>
+#include <troupe/collectives/communication_options.hpp>
+#include <troupe/collectives/peer_link.hpp>
+#include <troupe/collectives/ring_all_reduce.hpp>
+#include <troupe/core/errors.hpp>
+#include <troupe/core/tensor.hpp>
+#include <troupe/net/link/peer_frame.hpp>
+
+namespace troupe::internal {
+
+/// Where a group's worker stands in the cluster and how it talks to the others.
+struct CrossWorkerSetup {
+  int rank = 0;                        ///< this worker's rank among the collective's workers
+  std::vector<std::string> task_names; ///< per rank, for messages: "worker:1 (127.0.0.1:4001)"
+  int local_replicas = 1;              ///< replicas of this group in each worker
+  CommunicationImplementation implementation = CommunicationImplementation::AUTO;
+  int64_t bytes_per_pack = 0;              ///< 0: one pack per dtype
+  std::size_t halving_doubling_max_bytes = 64 << 10; ///< AUTO: packs up to this use halving-doubling
+  RingOptions ring;
+};
+
+/// The cross-worker half of a group's collectives (the hierarchical scheme:
+/// local reduce, then this between one group actor per worker, then local
+/// share). Owned and driven by the worker's CollectiveGroupActor; talks to the
+/// other workers only through frames it hands to `send`.
+///
+/// Per collective key, on every worker:
+///   1. start(): the local result is ready. Send an announce frame (this
+///      worker's fingerprint) to every other worker, then start the algorithm
+///      of each pack at once (all_reduce: ring or halving-doubling; all_gather
+///      waits for every announce, since it needs the others' sizes).
+///   2. Each announce is checked against this worker's fingerprint: a mismatch
+///      fails the key on this worker, and, since every worker receives every
+///      announce, on every worker, each naming what each task sent. Data
+///      frames from a worker are consumed only after its announce matched
+///      (they wait until then: frames of one sender arrive in order).
+///   3. When every pack's algorithm is done, `done` gets the result (MEAN
+///      divided by the number of replicas across all workers).
+/// Failures never hang: a worker that fails a key (locally, a mismatch, a
+/// timeout) sends an abort frame to every other worker, which fail it with
+/// that reason; a worker whose replicas returned from a run sends run_done
+/// with how many collectives it issued, failing the keys it skipped on the
+/// others; a lost peer (PeerLostMsg) fails every unfinished key and every
+/// later one.
+class CrossWorkerCollectives {
+public:
+  using Send = std::function<void(int to, const PeerFrameHeader& header, FrameBytes bytes)>;
+  using Done = std::function<void(const CollectiveKey& key, std::vector<Tensor> result)>;
+  using Failed = std::function<void(const CollectiveKey& key, Errc code, const std::string& why)>;
+
+  CrossWorkerCollectives(uint64_t group, CrossWorkerSetup setup, Send send, Done done, Failed failed);
+  ~CrossWorkerCollectives();
+
+  [[nodiscard]] int size() const noexcept { return static_cast<int>(setup_.task_names.size()); }
+  [[nodiscard]] int rank() const noexcept { return setup_.rank; }
+  [[nodiscard]] const std::string& task_name(int rank) const { return setup_.task_names.at(static_cast<size_t>(rank)); }
+
+  /// Step 1 for all_reduce (`op`), all_gather (`axis`) or broadcast (from
+  /// rank 0): `local` is this worker's result over its replicas (all_reduce:
+  /// their SUM; broadcast: its first replica's tensors).
+  void start(const CollectiveKey& key, CollectiveKind kind, ReduceOp op, int axis, std::vector<Tensor> local);
+
+  /// A frame from worker `from` for this group.
+  void on_frame(int from, const PeerFrameHeader& header, const FrameBytes& bytes);
+
+  /// Worker `rank` is gone: fail everything that needs it, now and later.
+  /// A worker that `left` (said bye) sent all its frames first: a collective
+  /// it had finished its part of still completes.
+  void on_peer_lost(int rank, const std::string& why, bool left);
+
+  /// This worker's replicas returned from run `run` after `issued` collectives.
+  void run_finished(uint64_t run, uint32_t issued, const std::string& failure);
+
+  /// `key` failed on this worker (before or after start): tell the others.
+  void abort(const CollectiveKey& key, const std::string& why);
+
+  /// Whether `key` is between start() and its end.
+  [[nodiscard]] bool active(const CollectiveKey& key) const { return keys_.count(key) != 0; }
+
+  /// Who `key` waits for: "task worker:1 has not announced it; ...".
+  [[nodiscard]] std::string waiting_for(const CollectiveKey& key) const;
+
+private:
+  struct Key;
+  class PackLink;
+
+  void check_announce(const CollectiveKey& key, Key& state, int from);
+  void start_algorithms(const CollectiveKey& key, Key& state);
+  void consume_waiting(const CollectiveKey& key, Key& state);
+  void maybe_finish(const CollectiveKey& key, Key& state);
+  void fail_key(const CollectiveKey& key, Errc code, const std::string& why, bool tell_peers);
+  /// Fails `key` if it still needs a frame of a worker that is gone; true if it did.
+  bool fail_if_needs_gone(const CollectiveKey& key, Key& state);
+  [[nodiscard]] std::optional<std::string> skipped_by_peer(const CollectiveKey& key) const;
+  void send_frame(int to, FrameType type, const CollectiveKey& key, uint32_t pack, uint32_t tag, FrameBytes bytes);
+  [[nodiscard]] std::string describe(const CollectiveKey& key) const;
+
+  uint64_t group_;
+  CrossWorkerSetup setup_;
+  Send send_;
+  Done done_;
+  Failed failed_;
+  std::map<CollectiveKey, std::unique_ptr<Key>> keys_;
+  /// Keys that failed here (with the reason), for frames and starts that come late.
+  std::map<CollectiveKey, std::pair<Errc, std::string>> failed_keys_;
+  /// Per rank: its latest finished run, how many collectives it issued, and its failure.
+  struct PeerRun {
+    uint64_t run = 0;
+    uint32_t issued = 0;
+    std::string failure;
+  };
+  std::vector<std::optional<PeerRun>> peer_runs_;
+  std::map<int, std::string> lost_;
+  std::set<int> left_; ///< lost ranks that said bye first
+};
+
+} // namespace troupe::internal

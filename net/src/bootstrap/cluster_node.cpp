@@ -1,0 +1,188 @@
+#include <troupe/net/bootstrap/cluster_node.hpp>
+
+#include <chrono>
+#include <thread>
+#include <unistd.h>
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+
+#include <troupe/net/link/data_plane_broker.hpp>
+#include <troupe/net/bootstrap/node_actor.hpp>
+#include <troupe/core/config.hpp>
+#include <troupe/core/errors.hpp>
+#include <troupe/core/log.hpp>
+
+namespace troupe::internal {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t fnv1a(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text)
+    h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// IP literals are bound as given (tasks on distinct addresses of one host);
+// host names bind every interface, since a name may not resolve to one.
+std::string bind_host_of(const std::string& host) {
+  if (host == "localhost")
+    return "127.0.0.1";
+  const bool ipv4 = host.find_first_not_of("0123456789.") == std::string::npos;
+  const bool ipv6 = host.find(':') != std::string::npos;
+  return ipv4 || ipv6 ? host : std::string{};
+}
+
+caf::timespan left_until(Clock::time_point deadline) {
+  return std::max(caf::timespan{std::chrono::milliseconds(1)},
+                  std::chrono::duration_cast<caf::timespan>(deadline - Clock::now()));
+}
+
+std::string seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%gs", s);
+  return buf;
+}
+
+} // namespace
+
+ClusterNode::ClusterNode(caf::actor_system& system, std::shared_ptr<const ClusterResolver> resolver)
+  : system_(system), resolver_(std::move(resolver)) {
+  try {
+    join();
+  } catch (...) {
+    // The actor system would wait for these actors forever.
+    stop_actors();
+    throw;
+  }
+}
+
+void ClusterNode::join() {
+  const auto spec = resolver_->cluster_spec();
+  const auto my_type = resolver_->task_type();
+  const int my_id = resolver_->task_id();
+  // The chief (TensorFlow's worker 0 when there is one), then the workers.
+  for (const char* job : {"chief", "worker"})
+    for (int i = 0; i < spec.num_tasks(job); ++i) {
+      if (my_type == job && my_id == i)
+        rank_ = static_cast<int>(task_names_.size());
+      task_names_.push_back(std::string(job) + ":" + std::to_string(i));
+      addresses_.push_back(spec.task_address(job, i));
+    }
+  if (rank_ < 0)
+    return; // ps and evaluator tasks take no part in collectives
+  const auto& k = knobs();
+  const auto deadline =
+    Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(k.cluster_init_timeout_seconds));
+  const auto me = task_names_[static_cast<size_t>(rank_)];
+  const auto my_address = parse_task_address(addresses_[static_cast<size_t>(rank_)]);
+  const auto bind_host = bind_host_of(my_address.host);
+  caf::scoped_actor self{system_};
+
+  // 1. The data plane listens on a free port of the task's interface.
+  caf::actor_config cfg{&system_.middleman().backend()};
+  data_plane_ = system_.spawn_class<DataPlaneBroker, caf::no_spawn_options>(
+    cfg, DataPlaneSetup{rank_, task_names_, fnv1a("troupe-cluster-token:" + k.cluster_token), bind_host});
+  uint16_t data_port = 0;
+  std::string error;
+  self->request(data_plane_, std::chrono::seconds(10), DataPlanePortMsg{})
+    .receive([&](uint16_t port) { data_port = port; }, [&](caf::error& e) { error = system_.render(e); });
+  if (data_port == 0)
+    fail(Errc::not_found, "task " + me + " cannot open its data plane: " + error);
+
+  // 2. The node actor answers hellos on the task's own address.
+  HelloMsg hello{rank_, me, spec.fingerprint(), fnv1a("troupe-cluster-token:" + k.cluster_token), data_port,
+                 static_cast<int32_t>(::getpid()), bind_host.empty() ? my_address.host : bind_host, caf::actor{}};
+  node_ = system_.spawn<NodeActor>(NodeSetup{hello, task_names_, data_plane_});
+  hello.node = node_;
+  auto published = system_.middleman().publish(node_, my_address.port, bind_host.empty() ? nullptr : bind_host.c_str(), true);
+  if (!published)
+    fail(Errc::failed_precondition, "task " + me + " cannot listen on its address "
+                                      + addresses_[static_cast<size_t>(rank_)] + ": " + system_.render(published.error())
+                                      + "; is another process using that port, or is the address not this host's?");
+
+  // 3. Reach every task of lower rank, retrying while it starts.
+  std::vector<DataPlanePeer> peers;
+  for (int r = 0; r < rank_; ++r) {
+    const auto& address = addresses_[static_cast<size_t>(r)];
+    const auto target = parse_task_address(address);
+    std::string last_error;
+    for (;;) {
+      auto remote = system_.middleman().remote_actor(target.host, target.port);
+      if (remote) {
+        bool done = false;
+        std::string refusal;
+        self->request(*remote, std::chrono::seconds(10), hello)
+          .receive(
+            [&](HelloMsg& reply) {
+              if (reply.rank != r || reply.task != task_names_[static_cast<size_t>(r)])
+                refusal = "the process at " + address + " is task " + reply.task + ", not " + task_names_[static_cast<size_t>(r)];
+              peers.push_back({r, target.host, reply.data_port});
+              anon_send(node_, NodePeerMsg{*remote, reply});
+              done = refusal.empty();
+            },
+            [&](caf::error& e) {
+              if (e.category() == caf::atom("troupe"))
+                refusal = system_.render(e);
+              else
+                last_error = system_.render(e);
+            });
+        if (!refusal.empty())
+          fail(Errc::failed_precondition, "task " + me + " cannot join the cluster: " + refusal);
+        if (done)
+          break;
+      } else {
+        last_error = system_.render(remote.error());
+      }
+      if (Clock::now() >= deadline)
+        fail(Errc::timeout, "task " + me + " could not reach task " + task_names_[static_cast<size_t>(r)] + " at "
+                              + address + " within " + seconds(k.cluster_init_timeout_seconds)
+                              + " (TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS): " + last_error
+                              + ". Start every task of TF_CONFIG's cluster, and check the address.");
+      std::this_thread::sleep_for(std::chrono::milliseconds(100)); // the peer is still starting: retry
+    }
+  }
+
+  // 4. Wait for the tasks of higher rank to say hello.
+  std::vector<HelloMsg> all;
+  error.clear();
+  self->request(node_, caf::infinite, NodeAwaitMsg{left_until(deadline)})
+    .receive([&](std::vector<HelloMsg>& hellos) { all = std::move(hellos); },
+             [&](caf::error& e) { error = system_.render(e); });
+  if (!error.empty())
+    fail(Errc::timeout, "task " + me + " cannot form the cluster: " + error);
+  for (const auto& h : all)
+    if (h.rank > rank_)
+      peers.push_back({h.rank, parse_task_address(addresses_[static_cast<size_t>(h.rank)]).host, h.data_port});
+
+  // 5. Connect the data plane: lower ranks are dialled, higher ones dial in.
+  bool connected = false;
+  self->request(data_plane_, left_until(deadline), DataPlaneConnectMsg{peers})
+    .receive([&](bool) { connected = true; }, [&](caf::error& e) { error = system_.render(e); });
+  if (!connected)
+    fail(Errc::timeout, "task " + me + " cannot connect its data plane to the other tasks: " + error);
+  TROUPE_LOG(info, "net") << "task " << me << " joined a cluster of " << task_names_.size() << " tasks";
+}
+
+ClusterNode::~ClusterNode() {
+  if (data_plane_) {
+    caf::scoped_actor self{system_};
+    // Bounded: a peer that stopped reading must not keep this process alive.
+    self->request(data_plane_, std::chrono::seconds(5), DataPlaneByeMsg{}).receive([](bool) {}, [](caf::error&) {});
+  }
+  stop_actors();
+}
+
+void ClusterNode::stop_actors() {
+  if (data_plane_)
+    caf::anon_send_exit(data_plane_, caf::exit_reason::user_shutdown);
+  if (node_)
+    caf::anon_send_exit(node_, caf::exit_reason::user_shutdown);
+  data_plane_ = nullptr;
+  node_ = nullptr;
+}
+
+} // namespace troupe::internal

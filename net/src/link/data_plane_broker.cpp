@@ -1,0 +1,254 @@
+#include <troupe/net/link/data_plane_broker.hpp>
+
+#include <cstring>
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+#include <caf/io/network/native_socket.hpp>
+
+#include <troupe/core/log.hpp>
+#include <troupe/core/type_ids.hpp>
+
+namespace troupe::internal {
+
+namespace {
+
+// Small frames must leave at once (a 4 KiB all-reduce waits for one) rather
+// than wait for Nagle's algorithm; CAF's connection handle ids are the sockets.
+// (4 MiB socket buffers, tried too, changed nothing measurable.)
+void tune_socket(caf::io::connection_handle hdl) {
+  (void)caf::io::network::tcp_nodelay(static_cast<caf::io::network::native_socket>(hdl.id()), true);
+}
+
+} // namespace
+
+DataPlaneBroker::DataPlaneBroker(caf::actor_config& cfg, DataPlaneSetup setup)
+  : caf::io::broker(cfg), setup_(std::move(setup)),
+    dispatch_([this](const caf::actor& to, LinkFrameMsg msg) { send(to, std::move(msg)); },
+              [this](const caf::actor& to, PeerLostMsg msg) { send(to, std::move(msg)); }) {
+}
+
+void DataPlaneBroker::on_exit() {
+  // Groups hold this broker and it holds them, and its pending promises hold
+  // it: break the cycles.
+  dispatch_ = LinkDispatch({}, {});
+  ready_ = caf::response_promise{};
+  bye_ = caf::response_promise{};
+}
+
+std::string DataPlaneBroker::task(int rank) const {
+  if (rank >= 0 && static_cast<size_t>(rank) < setup_.task_names.size())
+    return setup_.task_names[static_cast<size_t>(rank)];
+  return "rank " + std::to_string(rank);
+}
+
+caf::behavior DataPlaneBroker::make_behavior() {
+  auto listening = add_tcp_doorman(0, setup_.bind_host.empty() ? nullptr : setup_.bind_host.c_str(), true);
+  if (listening)
+    port_ = listening->second;
+  else
+    listen_error_ = to_string(listening.error());
+  return {
+    [this](const DataPlanePortMsg&) -> caf::result<uint16_t> {
+      if (port_ == 0)
+        return caf::make_error(Errc::not_found, "the data plane cannot listen on " + setup_.bind_host + ": "
+                                                  + listen_error_);
+      return port_;
+    },
+    [this](const DataPlaneConnectMsg& msg) -> caf::result<bool> {
+      for (const auto& peer : msg.peers) {
+        if (peer.rank >= setup_.rank)
+          continue; // higher ranks connect to this one
+        auto hdl = add_tcp_scribe(peer.host, peer.port);
+        if (!hdl)
+          return caf::make_error(Errc::peer_lost, "cannot open the data connection to task " + task(peer.rank)
+                                                    + " at " + peer.host + ":" + std::to_string(peer.port) + ": "
+                                                    + to_string(hdl.error()));
+        tune_socket(*hdl);
+        connections_[*hdl].rank = peer.rank;
+        by_rank_[peer.rank] = *hdl;
+        configure_read(*hdl, caf::io::receive_policy::exactly(sizeof(PeerFrameHeader)));
+        PeerFrameHeader hello;
+        hello.type = FrameType::hello;
+        hello.tag = static_cast<uint32_t>(setup_.rank);
+        hello.group = setup_.token_hash;
+        send_frame(*hdl, hello, nullptr);
+      }
+      want_ready_ = true;
+      ready_ = make_response_promise();
+      check_ready();
+      return ready_;
+    },
+    [this](const DataPlaneByeMsg&) -> caf::result<bool> {
+      PeerFrameHeader bye;
+      bye.type = FrameType::bye;
+      for (const auto& [rank, hdl] : by_rank_) {
+        ack_writes(hdl, true);
+        draining_[hdl] = true;
+        send_frame(hdl, bye, nullptr);
+      }
+      if (draining_.empty())
+        return true;
+      bye_ = make_response_promise();
+      return bye_;
+    },
+    [this](const caf::io::data_transferred_msg& msg) {
+      if (msg.remaining == 0 && draining_.erase(msg.handle) && draining_.empty() && bye_.pending())
+        bye_.deliver(true);
+    },
+    [this](const caf::io::new_connection_msg& msg) {
+      tune_socket(msg.handle);
+      connections_[msg.handle];
+      configure_read(msg.handle, caf::io::receive_policy::exactly(sizeof(PeerFrameHeader)));
+    },
+    [this](caf::io::new_data_msg& msg) { on_data(msg.handle, msg.buf); },
+    [this](const caf::io::connection_closed_msg& msg) { on_closed(msg.handle); },
+    [](const caf::io::acceptor_closed_msg&) {},
+    [this](LinkSendMsg& msg) {
+      auto i = by_rank_.find(msg.to);
+      if (i == by_rank_.end() || dispatch_.lost(msg.to))
+        return;
+      send_frame(i->second, msg.header, msg.bytes.data);
+    },
+    [this](const LinkRegisterMsg& msg) { dispatch_.on_register(msg); },
+    [this](const PeerLostMsg& msg) {
+      // The control connection of a process that exits can drop before this
+      // broker has read the last frames on its data connection (run_done,
+      // bye): give those a moment, so that survivors learn the real cause.
+      if (by_rank_.count(msg.rank) == 0)
+        lose(msg.rank, msg.why);
+      else
+        delayed_send(this, std::chrono::milliseconds(50), DataPlaneConfirmLossMsg{msg.rank, msg.why});
+    },
+    [this](const DataPlaneConfirmLossMsg& msg) { lose(msg.rank, msg.why); },
+  };
+}
+
+void DataPlaneBroker::send_frame(caf::io::connection_handle hdl, const PeerFrameHeader& header, const std::byte* data) {
+  write(hdl, sizeof header, &header);
+  if (header.size > 0)
+    write(hdl, header.size, data);
+  flush(hdl);
+}
+
+void DataPlaneBroker::on_data(caf::io::connection_handle hdl, std::vector<char>& buf) {
+  auto i = connections_.find(hdl);
+  if (i == connections_.end())
+    return;
+  auto& conn = i->second;
+  if (conn.in_payload) {
+    conn.in_payload = false;
+    configure_read(hdl, caf::io::receive_policy::exactly(sizeof(PeerFrameHeader)));
+    // Take the payload without copying it: CAF swaps this buffer back into
+    // the socket's stream after the handler, which then sizes it for the next read.
+    auto bytes = std::make_shared<std::vector<char>>();
+    bytes->swap(buf);
+    FrameBytes frame{bytes, reinterpret_cast<const std::byte*>(bytes->data()), bytes->size()};
+    dispatch_.on_frame(LinkFrameMsg{conn.rank, conn.header, std::move(frame)});
+    return;
+  }
+  PeerFrameHeader header;
+  if (buf.size() != sizeof header) {
+    TROUPE_LOG(error, "net") << "data plane: a frame header of " << buf.size() << " bytes from " << task(conn.rank);
+    return;
+  }
+  std::memcpy(&header, buf.data(), sizeof header);
+  on_header(hdl, conn, header);
+}
+
+void DataPlaneBroker::on_header(caf::io::connection_handle hdl, Connection& conn, const PeerFrameHeader& header) {
+  if (header.magic != PeerFrameHeader::magic_value) {
+    TROUPE_LOG(error, "net") << "data plane: closing the connection from " << remote_addr(hdl) << " ("
+                             << task(conn.rank) << "): it does not speak troupe's frame protocol";
+    const int rank = conn.rank;
+    close(hdl);
+    connections_.erase(hdl);
+    if (rank >= 0)
+      lose(rank, "it sent bytes that are not troupe frames");
+    return;
+  }
+  if (header.type == FrameType::hello) {
+    const auto rank = static_cast<int>(header.tag);
+    std::string refusal;
+    if (header.group != setup_.token_hash)
+      refusal = "its cluster token (TROUPE_CLUSTER_TOKEN) differs from this task's";
+    else if (rank <= setup_.rank || static_cast<size_t>(rank) >= setup_.task_names.size() || by_rank_.count(rank))
+      refusal = "it claims rank " + std::to_string(rank) + ", which is not a rank that connects to this task";
+    if (!refusal.empty()) {
+      TROUPE_LOG(error, "net") << "data plane: refused a connection from " << remote_addr(hdl) << ": " << refusal;
+      close(hdl);
+      connections_.erase(hdl);
+      return;
+    }
+    conn.rank = rank;
+    by_rank_[rank] = hdl;
+    check_ready();
+    return;
+  }
+  if (header.type == FrameType::bye && conn.rank >= 0) {
+    left_[conn.rank] = true;
+    return;
+  }
+  if (conn.rank < 0) {
+    TROUPE_LOG(error, "net") << "data plane: closing the connection from " << remote_addr(hdl)
+                             << ": it sent a frame before identifying itself";
+    close(hdl);
+    connections_.erase(hdl);
+    return;
+  }
+  if (header.size == 0) {
+    dispatch_.on_frame(LinkFrameMsg{conn.rank, header, FrameBytes{}});
+    return;
+  }
+  conn.header = header;
+  conn.in_payload = true;
+  configure_read(hdl, caf::io::receive_policy::exactly(header.size));
+}
+
+void DataPlaneBroker::on_closed(caf::io::connection_handle hdl) {
+  auto i = connections_.find(hdl);
+  if (i == connections_.end())
+    return;
+  const int rank = i->second.rank;
+  connections_.erase(i);
+  draining_.erase(hdl);
+  if (draining_.empty() && bye_.pending())
+    bye_.deliver(true);
+  if (rank >= 0) {
+    by_rank_.erase(rank);
+    lose(rank, left_.count(rank) ? "it shut down (its program ended)"
+                                 : "its data connection closed (the process exited, was killed or closed its sockets)");
+  }
+}
+
+void DataPlaneBroker::lose(int rank, const std::string& reason) {
+  if (dispatch_.lost(rank))
+    return;
+  const bool left = left_.count(rank) != 0;
+  const std::string why = left ? "it shut down (its program ended)" : reason;
+  if (left)
+    TROUPE_LOG(info, "net") << "task " << task(rank) << " left the cluster";
+  else
+    TROUPE_LOG(warning, "net") << "task " << task(rank) << " is lost: " << why;
+  dispatch_.on_peer_lost(rank, why, left);
+  if (auto i = by_rank_.find(rank); i != by_rank_.end()) {
+    close(i->second);
+    connections_.erase(i->second);
+    by_rank_.erase(i);
+  }
+  if (want_ready_ && ready_.pending()) {
+    ready_.deliver(caf::make_error(Errc::peer_lost, "task " + task(rank) + " was lost while the data plane "
+                                                      "was connecting: " + why));
+    want_ready_ = false;
+  }
+}
+
+void DataPlaneBroker::check_ready() {
+  if (!want_ready_ || by_rank_.size() + 1 < setup_.task_names.size())
+    return;
+  want_ready_ = false;
+  if (ready_.pending())
+    ready_.deliver(true);
+}
+
+} // namespace troupe::internal

@@ -1,0 +1,54 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <caf/event_based_actor.hpp>
+
+#include <troupe/net/link/link_dispatch.hpp>
+
+namespace troupe::internal {
+
+/// Test/simulation: the peers of a simulated cluster (one link actor per rank).
+struct SimPeersMsg {
+  std::vector<caf::actor> links;
+};
+
+/// Between simulated links: a frame on the simulated wire.
+struct SimWireMsg {
+  int from = 0;
+  PeerFrameHeader header;
+  FrameBytes bytes;
+};
+
+/// Test/simulation: cut this link from rank `rank` (as if that process died).
+struct SimCutMsg {
+  int rank = 0;
+  std::string why;
+};
+
+/// The data-plane link of one worker of a simulated cluster: several workers
+/// in one process (and one actor system, so the simulation scheduler orders
+/// every frame by seed) that exchange frames as messages between their links
+/// instead of over sockets. Frames are copied on send, as a socket would, and
+/// frames between two links stay in order (one CAF mailbox per link). A cut
+/// drops frames to and from that rank and reports it lost to every group.
+class SimLinkActor final : public caf::event_based_actor {
+public:
+  SimLinkActor(caf::actor_config& cfg, int rank);
+
+  caf::behavior make_behavior() override;
+  void on_exit() override;
+  [[nodiscard]] const char* name() const override { return "troupe.sim_link"; }
+
+private:
+  int rank_;
+  std::vector<caf::actor> peers_;
+  LinkDispatch dispatch_;
+};
+
+} // namespace troupe::internal
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::SimPeersMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::SimWireMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::SimCutMsg)
