@@ -80,7 +80,7 @@ caf::behavior CollectiveGroupActor::make_behavior() {
   if (setup_.cluster) {
     cross_ = std::make_unique<CrossWorkerCollectives>(
       setup_.group_id, *setup_.cluster,
-      [this](int to, const PeerFrameHeader& header, FrameBytes bytes) {
+      [this](int to, const FrameHeader& header, FrameBytes bytes) {
         send(setup_.link, LinkSendMsg{to, header, std::move(bytes)});
       },
       [this](const CollectiveKey& key, std::vector<Tensor> result) {
@@ -116,10 +116,6 @@ void CollectiveGroupActor::on_exit() {
   setup_.link = nullptr; // the link holds this actor until it reads the unregistration
 }
 
-std::string CollectiveGroupActor::describe_key(const CollectiveKey& key) const {
-  return "collective #" + std::to_string(key.seq) + " of strategy.run #" + std::to_string(key.run);
-}
-
 std::string CollectiveGroupActor::who_sent_what(const Pending& pending) const {
   std::string out;
   for (size_t i = 0; i < pending.contributions.size(); ++i) {
@@ -137,12 +133,10 @@ void CollectiveGroupActor::on_contribution(ContributionMsg& msg) {
   const auto replica = static_cast<size_t>(msg.replica);
   auto sender = caf::actor_cast<caf::actor>(current_sender());
   // Every replica finished the previous runs before this one started.
-  failed_.erase(failed_.begin(), failed_.lower_bound(CollectiveKey{key.group, key.run, 0}));
-  progress_[replica].run = key.run;
-  progress_[replica].finished = false;
-  progress_[replica].failure.clear();
-  if (auto i = failed_.find(key); i != failed_.end()) {
-    send(sender, CollectiveDoneMsg{key, nullptr, i->second.first, i->second.second, nullptr});
+  progress_.forget_runs_before(key.group, key.run);
+  progress_.working_on(replica, key.run);
+  if (const auto* failure = progress_.failure(key)) {
+    send(sender, CollectiveDoneMsg{key, nullptr, failure->first, failure->second, nullptr});
     return;
   }
   auto [it, fresh] = pending_.try_emplace(key);
@@ -169,18 +163,15 @@ void CollectiveGroupActor::on_contribution(ContributionMsg& msg) {
 bool CollectiveGroupActor::fail_if_skipped(const CollectiveKey& key, Pending& pending) {
   std::vector<int> skipped;
   std::string failures;
-  for (size_t j = 0; j < progress_.size(); ++j) {
-    const auto& p = progress_[j];
-    if (!pending.contributions[j] && p.run == key.run && p.finished && p.issued <= key.seq) {
-      skipped.push_back(static_cast<int>(j));
-      if (!p.failure.empty())
-        failures += "; replica " + std::to_string(j) + " failed with: " + p.failure;
-    }
+  for (auto j : progress_.skipped(key)) {
+    skipped.push_back(static_cast<int>(j));
+    if (const auto& failure = progress_.progress(j).failure; !failure.empty())
+      failures += "; replica " + std::to_string(j) + " failed with: " + failure;
   }
   if (skipped.empty())
     return false;
   fail(key, pending, Errc::key_mismatch,
-       describe_key(key) + " cannot complete: " + replica_list(skipped)
+       describe(key) + " cannot complete: " + replica_list(skipped)
          + (failures.empty() ? " returned from the function without issuing it" : " stopped before issuing it")
          + ", while " + who_sent_what(pending) + failures
          + ". Every replica must issue the same collectives in the same order.");
@@ -188,11 +179,7 @@ bool CollectiveGroupActor::fail_if_skipped(const CollectiveKey& key, Pending& pe
 }
 
 void CollectiveGroupActor::on_finished(ReplicaFinishedMsg& msg) {
-  auto& p = progress_[static_cast<size_t>(msg.replica)];
-  p.run = msg.run;
-  p.finished = true;
-  p.issued = msg.issued;
-  p.failure = std::move(msg.failure);
+  progress_.finished(static_cast<size_t>(msg.replica), msg.run, msg.issued, std::move(msg.failure));
   if (cross_)
     on_run_finished_everywhere(msg.run);
   // Collectives of this run that the replica never issued can no longer complete.
@@ -208,8 +195,8 @@ void CollectiveGroupActor::on_finished(ReplicaFinishedMsg& msg) {
 void CollectiveGroupActor::on_run_finished_everywhere(uint64_t run) {
   uint32_t issued = UINT32_MAX;
   std::string failure;
-  for (size_t j = 0; j < progress_.size(); ++j) {
-    const auto& p = progress_[j];
+  for (size_t j = 0; j < progress_.participants(); ++j) {
+    const auto& p = progress_.progress(j);
     if (p.run != run || !p.finished)
       return;
     issued = std::min(issued, p.issued);
@@ -242,7 +229,7 @@ void CollectiveGroupActor::complete(const CollectiveKey& key, Pending& pending) 
     fingerprints.push_back(c->fingerprint);
   if (auto mismatch = check_fingerprints(fingerprints)) {
     fail(key, pending, Errc::key_mismatch,
-         describe_key(key) + " failed: the replicas issued mismatched collectives: " + *mismatch
+         describe(key) + " failed: the replicas issued mismatched collectives: " + *mismatch
            + ". Every replica must issue the same collectives in the same order, with the same "
              "dtypes and shapes (all_gather: shapes may differ only along the axis).");
     return;
@@ -265,7 +252,7 @@ void CollectiveGroupActor::complete(const CollectiveKey& key, Pending& pending) 
         return;
       case CollectiveKind::merge_call: {
         if (auto mismatch = check_merge_signatures(pending)) {
-          fail(key, pending, Errc::key_mismatch, describe_key(key) + " failed: " + *mismatch);
+          fail(key, pending, Errc::key_mismatch, describe(key) + " failed: " + *mismatch);
           return;
         }
         std::vector<MergeValue> args;
@@ -276,7 +263,7 @@ void CollectiveGroupActor::complete(const CollectiveKey& key, Pending& pending) 
           result = first.merge_fn(args);
         } catch (...) {
           // The user's function failed: every replica rethrows its exception as it was.
-          fail(key, pending, Errc::cancelled, describe_key(key) + " (merge_call) failed: " + describe_exception(),
+          fail(key, pending, Errc::cancelled, describe(key) + " (merge_call) failed: " + describe_exception(),
                std::current_exception());
           return;
         }
@@ -285,9 +272,9 @@ void CollectiveGroupActor::complete(const CollectiveKey& key, Pending& pending) 
       }
     }
   } catch (const Error& e) {
-    fail(key, pending, e.code(), describe_key(key) + " failed: " + e.what());
+    fail(key, pending, e.code(), describe(key) + " failed: " + e.what());
   } catch (...) {
-    fail(key, pending, Errc::internal, describe_key(key) + " failed: " + describe_exception());
+    fail(key, pending, Errc::internal, describe(key) + " failed: " + describe_exception());
   }
 }
 
@@ -329,7 +316,7 @@ void CollectiveGroupActor::on_part_done(const PartDoneMsg& msg) {
   if (i == pending_.end() || !i->second.plan)
     return;
   if (!msg.failure.empty()) {
-    fail(msg.key, i->second, Errc::internal, describe_key(msg.key) + " failed while reducing part "
+    fail(msg.key, i->second, Errc::internal, describe(msg.key) + " failed while reducing part "
                                                + std::to_string(msg.part) + ": " + msg.failure);
     return;
   }
@@ -362,7 +349,7 @@ void CollectiveGroupActor::fail(const CollectiveKey& key, Pending& pending, Errc
   for (size_t i = 0; i < pending.senders.size(); ++i)
     if (pending.senders[i])
       send(pending.senders[i], CollectiveDoneMsg{key, nullptr, code, why, exception});
-  failed_[key] = {code, why};
+  progress_.record_failure(key, code, why);
   pending_.erase(key);
 }
 
@@ -398,10 +385,10 @@ void CollectiveGroupActor::on_tick() {
         if (!pending.contributions[i])
           missing.push_back(static_cast<int>(i));
       if (pending.cross)
-        TROUPE_LOG(warning, "coll") << describe_key(key) << " is stalled after " << seconds(setup_.stall_warning)
+        TROUPE_LOG(warning, "coll") << describe(key) << " is stalled after " << seconds(setup_.stall_warning)
                                     << " across workers: " << cross_->waiting_for(key);
       else
-        TROUPE_LOG(warning, "coll") << describe_key(key) << " is stalled after "
+        TROUPE_LOG(warning, "coll") << describe(key) << " is stalled after "
                                     << seconds(setup_.stall_warning) << ": waiting for "
                                     << replica_list(missing) << "; " << who_sent_what(pending);
     }
@@ -410,7 +397,7 @@ void CollectiveGroupActor::on_tick() {
     auto& pending = pending_.at(key);
     if (pending.cross) {
       fail(key, pending, Errc::timeout,
-           describe_key(key) + " timed out after " + seconds(setup_.timeout) + " across workers: "
+           describe(key) + " timed out after " + seconds(setup_.timeout) + " across workers: "
              + cross_->waiting_for(key) + ". Every worker must reach the same collectives; if the step is "
              "legitimately slow, raise CommunicationOptions.timeout_seconds or TROUPE_COLLECTIVE_TIMEOUT_SECONDS.");
       continue;
@@ -420,7 +407,7 @@ void CollectiveGroupActor::on_tick() {
       if (!pending.contributions[i])
         missing.push_back(static_cast<int>(i));
     fail(key, pending, Errc::timeout,
-         describe_key(key) + " timed out after " + seconds(setup_.timeout) + ": "
+         describe(key) + " timed out after " + seconds(setup_.timeout) + ": "
            + who_sent_what(pending) + "; " + replica_list(missing)
            + " did not contribute. Every replica must reach the same collectives; if the step is "
              "legitimately slow, raise CommunicationOptions.timeout_seconds or "

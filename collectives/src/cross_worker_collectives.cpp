@@ -4,54 +4,21 @@
 #include <cstring>
 #include <deque>
 
-#include <troupe/collectives/halving_doubling_all_reduce.hpp>
+#include <troupe/collectives/algorithm_selector.hpp>
 #include <troupe/collectives/local_all_gather.hpp>
 #include <troupe/collectives/peer_all_gather.hpp>
 #include <troupe/collectives/peer_broadcast.hpp>
+#include <troupe/collectives/tensor_packing.hpp>
+#include <troupe/collectives/wire_payloads.hpp>
 #include <troupe/core/log.hpp>
 #include <troupe/ops/tensor_ops.hpp>
 
 namespace troupe::internal {
 
-namespace {
-
-// The announce payload: the fingerprint, then the worker's replica count.
-std::shared_ptr<std::vector<std::byte>> announce_payload(const CollectiveFingerprint& fp, int local_replicas) {
-  auto bytes = std::make_shared<std::vector<std::byte>>(fp.to_bytes());
-  const int64_t n = local_replicas;
-  const auto* p = reinterpret_cast<const std::byte*>(&n);
-  bytes->insert(bytes->end(), p, p + sizeof n);
-  return bytes;
-}
-
-FrameBytes frame_of(std::shared_ptr<std::vector<std::byte>> bytes) {
-  const auto* data = bytes->data();
-  const auto size = bytes->size();
-  return FrameBytes{std::move(bytes), data, size};
-}
-
-FrameBytes frame_of(const std::string& text) {
-  return frame_of(std::make_shared<std::vector<std::byte>>(reinterpret_cast<const std::byte*>(text.data()),
-                                                           reinterpret_cast<const std::byte*>(text.data()) + text.size()));
-}
-
-std::string text_of(const FrameBytes& bytes) {
-  return std::string(reinterpret_cast<const char*>(bytes.data), bytes.size);
-}
-
-size_t block_bytes(const CollectiveFingerprint& fp) {
-  size_t total = 0;
-  for (size_t i = 0; i < fp.dtypes.size(); ++i)
-    total += static_cast<size_t>(fp.shapes[i].num_elements()) * size_of(fp.dtypes[i]);
-  return total;
-}
-
-} // namespace
 
 /// One pack of tensors reduced by one algorithm instance.
 struct Pack {
-  std::vector<size_t> tensors;
-  Tensor flat;
+  TensorPack tensors;
   std::unique_ptr<PeerLink> link;
   std::unique_ptr<PeerCollective> algorithm;
   const Tensor* reduced = nullptr; ///< all_reduce: the algorithm's buffer
@@ -70,7 +37,7 @@ struct CrossWorkerCollectives::Key {
   std::vector<Pack> packs;
   bool algorithms_started = false;
   /// Data frames per sender that wait for its announce or for the algorithms.
-  std::vector<std::deque<std::pair<PeerFrameHeader, FrameBytes>>> waiting;
+  std::vector<std::deque<std::pair<FrameHeader, FrameBytes>>> waiting;
 
   explicit Key(int n) : announced(static_cast<size_t>(n)), verified(static_cast<size_t>(n), false), waiting(static_cast<size_t>(n)) {}
 };
@@ -92,20 +59,16 @@ private:
 CrossWorkerCollectives::CrossWorkerCollectives(uint64_t group, CrossWorkerSetup setup, Send send, Done done,
                                                Failed failed)
   : group_(group), setup_(std::move(setup)), send_(std::move(send)), done_(std::move(done)),
-    failed_(std::move(failed)), peer_runs_(setup_.task_names.size()) {
+    failed_(std::move(failed)), progress_(setup_.task_names.size()) {
 }
 
 CrossWorkerCollectives::~CrossWorkerCollectives() = default;
-
-std::string CrossWorkerCollectives::describe(const CollectiveKey& key) const {
-  return "collective #" + std::to_string(key.seq) + " of strategy.run #" + std::to_string(key.run);
-}
 
 void CrossWorkerCollectives::send_frame(int to, FrameType type, const CollectiveKey& key, uint32_t pack,
                                         uint32_t tag, FrameBytes bytes) {
   if (lost_.count(to) != 0)
     return;
-  PeerFrameHeader header;
+  FrameHeader header;
   header.type = type;
   header.pack = pack;
   header.tag = tag;
@@ -120,24 +83,26 @@ void CrossWorkerCollectives::send_frame(int to, FrameType type, const Collective
 }
 
 std::optional<std::string> CrossWorkerCollectives::skipped_by_peer(const CollectiveKey& key) const {
-  for (int r = 0; r < size(); ++r) {
-    const auto& p = peer_runs_[static_cast<size_t>(r)];
-    if (p && p->run == key.run && p->issued <= key.seq)
-      return "task " + task_name(r) + " returned from strategy.run #" + std::to_string(key.run) + " after issuing "
-             + std::to_string(p->issued) + " collectives, so it never issued " + describe(key)
-             + (p->failure.empty() ? "" : " (it failed with: " + p->failure + ")")
-             + ". Every worker must issue the same collectives in the same order.";
-  }
-  return std::nullopt;
+  const auto skipped = progress_.skipped(key);
+  if (skipped.empty())
+    return std::nullopt;
+  const auto r = static_cast<int>(skipped.front());
+  const auto& p = progress_.progress(skipped.front());
+  return "task " + task_name(r) + " returned from strategy.run #" + std::to_string(key.run) + " after issuing "
+         + std::to_string(p.issued) + " collectives, so it never issued " + describe(key)
+         + (p.failure.empty() ? "" : " (it failed with: " + p.failure + ")")
+         + ". Every worker must issue the same collectives in the same order.";
 }
 
 void CrossWorkerCollectives::start(const CollectiveKey& key, CollectiveKind kind, ReduceOp op, int axis,
                                    std::vector<Tensor> local) {
   // Every worker finished the runs before the previous one.
+  // Every worker finished the runs before the previous one (late frames of
+  // the previous run may still come).
   if (key.run > 1)
-    failed_keys_.erase(failed_keys_.begin(), failed_keys_.lower_bound(CollectiveKey{key.group, key.run - 1, 0}));
-  if (auto f = failed_keys_.find(key); f != failed_keys_.end()) {
-    failed_(key, f->second.first, f->second.second);
+    progress_.forget_runs_before(key.group, key.run - 1);
+  if (const auto* failure = progress_.failure(key)) {
+    failed_(key, failure->first, failure->second);
     return;
   }
   auto& slot = keys_[key];
@@ -165,7 +130,7 @@ void CrossWorkerCollectives::start(const CollectiveKey& key, CollectiveKind kind
   state.announced[static_cast<size_t>(rank())] = state.mine;
   state.verified[static_cast<size_t>(rank())] = true;
   ++state.verified_count;
-  const auto announce = frame_of(announce_payload(state.mine, setup_.local_replicas));
+  const auto announce = AnnouncePayload{state.mine, setup_.local_replicas}.encode();
   for (int r = 0; r < size(); ++r)
     if (r != rank())
       send_frame(r, FrameType::announce, key, 0, 0, announce);
@@ -216,61 +181,18 @@ void CrossWorkerCollectives::start_algorithms(const CollectiveKey& key, Key& sta
   state.algorithms_started = true;
   try {
     if (state.kind == CollectiveKind::all_reduce) {
-      // Packs: consecutive tensors of one dtype, up to bytes_per_pack each.
-      size_t pack_bytes = 0;
-      for (size_t i = 0; i < state.local.size(); ++i) {
-        const auto& t = state.local[i];
-        const bool fresh = state.packs.empty()
-                           || state.local[state.packs.back().tensors.front()].dtype() != t.dtype()
-                           || (setup_.bytes_per_pack > 0 && pack_bytes > 0
-                               && pack_bytes + t.nbytes() > static_cast<size_t>(setup_.bytes_per_pack));
-        if (fresh) {
-          state.packs.emplace_back();
-          pack_bytes = 0;
-        }
-        state.packs.back().tensors.push_back(i);
-        pack_bytes += t.nbytes();
-      }
-      for (size_t p = 0; p < state.packs.size(); ++p) {
-        auto& pack = state.packs[p];
-        if (pack.tensors.size() == 1) {
-          // Reduced in place when this is the only handle to the buffer (copy-on-write otherwise).
-          auto& t = state.local[pack.tensors.front()];
-          pack.flat = t.reshape({t.num_elements()});
-          t = Tensor();
-        } else {
-          int64_t count = 0;
-          for (auto i : pack.tensors)
-            count += state.local[i].num_elements();
-          const auto dtype = state.local[pack.tensors.front()].dtype();
-          pack.flat = Tensor::empty({count}, dtype);
-          auto* out = pack.flat.mutable_raw_data();
-          for (auto i : pack.tensors) {
-            std::memcpy(out, state.local[i].raw_data(), state.local[i].nbytes());
-            out += state.local[i].nbytes();
-          }
-        }
-        pack.link = std::make_unique<PackLink>(*this, key, static_cast<uint32_t>(p));
-        const bool ring = setup_.implementation != CommunicationImplementation::AUTO
-                          || pack.flat.nbytes() > setup_.halving_doubling_max_bytes;
-        // The algorithm owns the buffer from now on.
-        if (ring) {
-          auto alg = std::make_unique<RingAllReduce>(*pack.link, rank(), size(), std::move(pack.flat), setup_.ring);
-          pack.reduced = &alg->buffer();
-          pack.algorithm = std::move(alg);
-        } else {
-          auto alg = std::make_unique<HalvingDoublingAllReduce>(*pack.link, rank(), size(), std::move(pack.flat));
-          pack.reduced = &alg->buffer();
-          pack.algorithm = std::move(alg);
-        }
+      for (auto& tensors : plan_packs(state.local, setup_.bytes_per_pack)) {
+        auto& pack = state.packs.emplace_back();
+        pack.tensors = std::move(tensors);
+        auto flat = flatten(state.local, pack.tensors);
+        const auto choice = choose_all_reduce(setup_.implementation, flat.nbytes(), setup_.halving_doubling_max_bytes);
+        pack.link = std::make_unique<PackLink>(*this, key, static_cast<uint32_t>(state.packs.size() - 1));
+        pack.algorithm = make_all_reduce(choice, *pack.link, rank(), size(), std::move(flat), setup_.ring, pack.reduced);
       }
     } else if (state.kind == CollectiveKind::broadcast) {
       // From rank 0 (the chief); the others expect their own fingerprint's
       // size, which the announces check against the root's.
-      auto block = std::make_shared<std::vector<std::byte>>();
-      if (rank() == 0)
-        for (const auto& t : state.local)
-          block->insert(block->end(), t.raw_data(), t.raw_data() + t.nbytes());
+      auto block = rank() == 0 ? to_block(state.local) : std::make_shared<std::vector<std::byte>>();
       state.packs.emplace_back();
       auto& pack = state.packs.back();
       pack.link = std::make_unique<PackLink>(*this, key, 0);
@@ -278,9 +200,7 @@ void CrossWorkerCollectives::start_algorithms(const CollectiveKey& key, Key& sta
                                                        block_bytes(state.mine));
     } else {
       // all_gather: this worker's tensors as one block, the others' sizes from their announces.
-      auto block = std::make_shared<std::vector<std::byte>>();
-      for (const auto& t : state.local)
-        block->insert(block->end(), t.raw_data(), t.raw_data() + t.nbytes());
+      auto block = to_block(state.local);
       std::vector<std::size_t> sizes;
       for (const auto& fp : state.announced)
         sizes.push_back(block_bytes(*fp));
@@ -331,31 +251,16 @@ void CrossWorkerCollectives::maybe_finish(const CollectiveKey& key, Key& state) 
     if (state.kind == CollectiveKind::all_reduce) {
       result.resize(state.local.size());
       const auto replicas = setup_.local_replicas * size();
-      for (auto& pack : state.packs) {
-        const Tensor& flat = *pack.reduced;
-        int64_t offset = 0;
-        for (auto i : pack.tensors) {
-          const auto& fp_shape = state.mine.shapes[i];
-          const auto n = fp_shape.num_elements();
-          Tensor t = pack.tensors.size() == 1 ? flat.reshape(fp_shape) : flat.slice(offset, offset + n).reshape(fp_shape);
-          offset += n;
-          if (state.op == ReduceOp::MEAN)
-            t = t / static_cast<double>(replicas);
-          result[i] = std::move(t);
-        }
-      }
+      for (auto& pack : state.packs)
+        unflatten(*pack.reduced, pack.tensors, state.mine.shapes, result);
+      if (state.op == ReduceOp::MEAN)
+        for (auto& t : result)
+          t = t / static_cast<double>(replicas);
     } else if (state.kind == CollectiveKind::broadcast) {
       if (rank() == 0) {
         result = state.local;
       } else {
-        const auto* data = static_cast<PeerBroadcast&>(*state.packs.front().algorithm).bytes().data;
-        for (size_t i = 0; i < state.mine.dtypes.size(); ++i) {
-          auto t = Tensor::empty(state.mine.shapes[i], state.mine.dtypes[i]);
-          if (t.nbytes() > 0)
-            std::memcpy(t.mutable_raw_data(), data, t.nbytes());
-          data += t.nbytes();
-          result.push_back(std::move(t));
-        }
+        result = from_block(state.mine, static_cast<PeerBroadcast&>(*state.packs.front().algorithm).bytes().data);
       }
     } else {
       const auto& blocks = static_cast<PeerAllGather&>(*state.packs.front().algorithm).blocks();
@@ -365,15 +270,8 @@ void CrossWorkerCollectives::maybe_finish(const CollectiveKey& key, Key& state) 
           inputs[static_cast<size_t>(r)] = state.local;
           continue;
         }
-        const auto& fp = *state.announced[static_cast<size_t>(r)];
-        const auto* data = blocks[static_cast<size_t>(r)].data;
-        for (size_t i = 0; i < fp.dtypes.size(); ++i) {
-          auto t = Tensor::empty(fp.shapes[i], fp.dtypes[i]);
-          if (t.nbytes() > 0)
-            std::memcpy(t.mutable_raw_data(), data, t.nbytes());
-          data += t.nbytes();
-          inputs[static_cast<size_t>(r)].push_back(std::move(t));
-        }
+        inputs[static_cast<size_t>(r)] = from_block(*state.announced[static_cast<size_t>(r)],
+                                                     blocks[static_cast<size_t>(r)].data);
       }
       result = local_all_gather(inputs, state.axis);
     }
@@ -385,27 +283,38 @@ void CrossWorkerCollectives::maybe_finish(const CollectiveKey& key, Key& state) 
   done_(key, std::move(result));
 }
 
-void CrossWorkerCollectives::on_frame(int from, const PeerFrameHeader& header, const FrameBytes& bytes) {
+void CrossWorkerCollectives::on_frame(int from, const FrameHeader& header, const FrameBytes& bytes) {
   const CollectiveKey key{group_, header.run, header.seq};
   if (header.type == FrameType::run_done) {
-    peer_runs_[static_cast<size_t>(from)] = PeerRun{header.run, header.seq, text_of(bytes)};
+    RunDonePayload done;
+    try {
+      done = RunDonePayload::decode(bytes);
+    } catch (const Error& e) {
+      TROUPE_LOG(error, "coll") << "task " << task_name(from) << " sent an unreadable run_done frame: " << e.what();
+      return;
+    }
+    progress_.finished(static_cast<size_t>(from), header.run, done.issued, std::move(done.failure));
     std::vector<CollectiveKey> skipped;
     for (const auto& [k, state] : keys_)
-      if (k.run == header.run && k.seq >= header.seq)
+      if (k.run == header.run && k.seq >= done.issued)
         skipped.push_back(k);
     for (const auto& k : skipped)
       if (auto why = skipped_by_peer(k))
         fail_key(k, Errc::key_mismatch, describe(k) + " cannot complete: " + *why, true);
     return;
   }
-  if (failed_keys_.count(key) != 0)
+  if (progress_.failure(key) != nullptr)
     return; // a late frame of a collective that already failed here
   if (header.type == FrameType::abort) {
-    // The tag carries the sender's error code, so every worker fails with the
-    // same code (key_mismatch, timeout, ...); anything else reads as cancelled.
-    const bool known = header.tag > 0 && header.tag <= static_cast<uint32_t>(Errc::deadlock);
-    const Errc code = known ? static_cast<Errc>(header.tag) : Errc::cancelled;
-    fail_key(key, code, describe(key) + " failed on task " + task_name(from) + ": " + text_of(bytes), false);
+    // The payload carries the sender's error code, so every worker fails with
+    // the same code (key_mismatch, timeout, ...).
+    AbortPayload abort;
+    try {
+      abort = AbortPayload::decode(bytes);
+    } catch (const Error& e) {
+      abort = AbortPayload{Errc::data_loss, e.what()};
+    }
+    fail_key(key, abort.code, describe(key) + " failed on task " + task_name(from) + ": " + abort.reason, false);
     return;
   }
   auto& slot = keys_[key];
@@ -414,18 +323,13 @@ void CrossWorkerCollectives::on_frame(int from, const PeerFrameHeader& header, c
   auto& state = *slot;
   if (header.type == FrameType::announce) {
     try {
-      auto payload = bytes.span();
-      if (payload.size() < sizeof(int64_t))
-        fail(Errc::data_loss, "a truncated announce frame");
-      int64_t replicas = 0;
-      std::memcpy(&replicas, payload.data() + payload.size() - sizeof replicas, sizeof replicas);
-      if (replicas != setup_.local_replicas)
-        fail(Errc::invalid_argument, "task " + task_name(from) + " runs " + std::to_string(replicas)
+      auto announce = AnnouncePayload::decode(bytes);
+      if (announce.local_replicas != setup_.local_replicas)
+        fail(Errc::invalid_argument, "task " + task_name(from) + " runs " + std::to_string(announce.local_replicas)
                                        + " replicas of this strategy and task " + task_name(rank()) + " runs "
                                        + std::to_string(setup_.local_replicas)
                                        + "; every worker must run the same number of replicas");
-      state.announced[static_cast<size_t>(from)] =
-        CollectiveFingerprint::from_bytes(payload.first(payload.size() - sizeof replicas));
+      state.announced[static_cast<size_t>(from)] = std::move(announce.fingerprint);
     } catch (const Error& e) {
       fail_key(key, e.code(), describe(key) + " failed: " + e.what(), true);
       return;
@@ -447,27 +351,27 @@ void CrossWorkerCollectives::on_frame(int from, const PeerFrameHeader& header, c
 }
 
 void CrossWorkerCollectives::fail_key(const CollectiveKey& key, Errc code, const std::string& why, bool tell_peers) {
-  if (tell_peers) {
-    const auto reason = frame_of(why);
-    for (int r = 0; r < size(); ++r)
-      if (r != rank())
-        send_frame(r, FrameType::abort, key, 0, static_cast<uint32_t>(code), reason);
-  }
-  failed_keys_[key] = {code, why};
+  if (tell_peers)
+    send_abort(key, code, why);
+  progress_.record_failure(key, code, why);
   const bool started = keys_.count(key) != 0 && keys_[key]->started;
   keys_.erase(key);
   if (started)
     failed_(key, code, why);
 }
 
-void CrossWorkerCollectives::abort(const CollectiveKey& key, const std::string& why) {
-  if (failed_keys_.count(key) != 0)
-    return;
-  const auto reason = frame_of(why);
+void CrossWorkerCollectives::send_abort(const CollectiveKey& key, Errc code, const std::string& why) {
+  const auto payload = AbortPayload{code, why}.encode();
   for (int r = 0; r < size(); ++r)
     if (r != rank())
-      send_frame(r, FrameType::abort, key, 0, static_cast<uint32_t>(Errc::cancelled), reason);
-  failed_keys_[key] = {Errc::cancelled, why};
+      send_frame(r, FrameType::abort, key, 0, 0, payload);
+}
+
+void CrossWorkerCollectives::abort(const CollectiveKey& key, const std::string& why) {
+  if (progress_.failure(key) != nullptr)
+    return;
+  send_abort(key, Errc::cancelled, why);
+  progress_.record_failure(key, Errc::cancelled, why);
   keys_.erase(key);
 }
 
@@ -496,10 +400,10 @@ void CrossWorkerCollectives::on_peer_lost(int rank, const std::string& why, bool
 }
 
 void CrossWorkerCollectives::run_finished(uint64_t run, uint32_t issued, const std::string& failure) {
-  const auto text = frame_of(failure);
+  const auto payload = RunDonePayload{issued, failure}.encode();
   for (int r = 0; r < size(); ++r)
     if (r != rank())
-      send_frame(r, FrameType::run_done, CollectiveKey{group_, run, issued}, 0, 0, text);
+      send_frame(r, FrameType::run_done, CollectiveKey{group_, run, 0}, 0, 0, payload);
 }
 
 std::string CrossWorkerCollectives::waiting_for(const CollectiveKey& key) const {

@@ -11,6 +11,7 @@
 #include <caf/event_based_actor.hpp>
 
 #include <troupe/collectives/cross_worker_collectives.hpp>
+#include <troupe/collectives/progress_tracker.hpp>
 #include <troupe/net/link/link_messages.hpp>
 #include <troupe/actors/messages.hpp>
 #include <troupe/core/device_spec.hpp>
@@ -71,15 +72,6 @@ private:
     bool cross = false; ///< local part done, waiting for the other workers
   };
 
-  /// Per replica: the latest run it worked on, whether its function returned,
-  /// how many collectives it issued and why it failed (if it did).
-  struct Progress {
-    uint64_t run = 0;
-    bool finished = false;
-    uint32_t issued = 0;
-    std::string failure;
-  };
-
   void on_contribution(ContributionMsg& msg);
   void on_finished(ReplicaFinishedMsg& msg);
   void on_part_done(const PartDoneMsg& msg);
@@ -98,14 +90,12 @@ private:
   bool fail_if_skipped(const CollectiveKey& key, Pending& pending);
   void arm_timer();
 
-  [[nodiscard]] std::string describe_key(const CollectiveKey& key) const;
   [[nodiscard]] std::string who_sent_what(const Pending& pending) const;
 
   GroupSetup setup_;
   std::map<CollectiveKey, Pending> pending_;
-  std::vector<Progress> progress_;
-  /// Collectives that already failed, so a late contributor gets the same error.
-  std::map<CollectiveKey, std::pair<Errc, std::string>> failed_;
+  /// How far each replica got, and the collectives that already failed here.
+  ProgressTracker progress_;
   bool timer_armed_ = false;
   std::unique_ptr<CrossWorkerCollectives> cross_;
 };

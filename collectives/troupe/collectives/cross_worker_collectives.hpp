@@ -13,10 +13,11 @@
 #include <troupe/collectives/collective_key.hpp>
 #include <troupe/collectives/communication_options.hpp>
 #include <troupe/collectives/peer_link.hpp>
+#include <troupe/collectives/progress_tracker.hpp>
 #include <troupe/collectives/ring_all_reduce.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/tensor.hpp>
-#include <troupe/net/link/peer_frame.hpp>
+#include <troupe/net/link/frame_header.hpp>
 
 namespace troupe::internal {
 
@@ -56,7 +57,7 @@ struct CrossWorkerSetup {
 /// later one.
 class CrossWorkerCollectives {
 public:
-  using Send = std::function<void(int to, const PeerFrameHeader& header, FrameBytes bytes)>;
+  using Send = std::function<void(int to, const FrameHeader& header, FrameBytes bytes)>;
   using Done = std::function<void(const CollectiveKey& key, std::vector<Tensor> result)>;
   using Failed = std::function<void(const CollectiveKey& key, Errc code, const std::string& why)>;
 
@@ -73,7 +74,7 @@ public:
   void start(const CollectiveKey& key, CollectiveKind kind, ReduceOp op, int axis, std::vector<Tensor> local);
 
   /// A frame from worker `from` for this group.
-  void on_frame(int from, const PeerFrameHeader& header, const FrameBytes& bytes);
+  void on_frame(int from, const FrameHeader& header, const FrameBytes& bytes);
 
   /// Worker `rank` is gone: fail everything that needs it, now and later.
   /// A worker that `left` (said bye) sent all its frames first: a collective
@@ -105,7 +106,7 @@ private:
   bool fail_if_needs_gone(const CollectiveKey& key, Key& state);
   [[nodiscard]] std::optional<std::string> skipped_by_peer(const CollectiveKey& key) const;
   void send_frame(int to, FrameType type, const CollectiveKey& key, uint32_t pack, uint32_t tag, FrameBytes bytes);
-  [[nodiscard]] std::string describe(const CollectiveKey& key) const;
+  void send_abort(const CollectiveKey& key, Errc code, const std::string& why);
 
   uint64_t group_;
   CrossWorkerSetup setup_;
@@ -113,15 +114,9 @@ private:
   Done done_;
   Failed failed_;
   std::map<CollectiveKey, std::unique_ptr<Key>> keys_;
-  /// Keys that failed here (with the reason), for frames and starts that come late.
-  std::map<CollectiveKey, std::pair<Errc, std::string>> failed_keys_;
-  /// Per rank: its latest finished run, how many collectives it issued, and its failure.
-  struct PeerRun {
-    uint64_t run = 0;
-    uint32_t issued = 0;
-    std::string failure;
-  };
-  std::vector<std::optional<PeerRun>> peer_runs_;
+  /// Per rank: its latest finished run; and the keys that failed here, for
+  /// frames and starts that come late.
+  ProgressTracker progress_;
   std::map<int, std::string> lost_;
   std::set<int> left_; ///< lost ranks that said bye first
 };

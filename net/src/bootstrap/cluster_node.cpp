@@ -7,8 +7,9 @@
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
-#include <troupe/net/link/data_plane_broker.hpp>
 #include <troupe/net/bootstrap/node_actor.hpp>
+#include <troupe/net/handshake.hpp>
+#include <troupe/net/link/data_plane_broker.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/log.hpp>
@@ -18,13 +19,6 @@ namespace troupe::internal {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-uint64_t fnv1a(const std::string& text) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text)
-    h = (h ^ c) * 1099511628211ull;
-  return h;
-}
 
 // IP literals are bound as given (tasks on distinct addresses of one host);
 // host names bind every interface, since a name may not resolve to one.
@@ -85,7 +79,7 @@ void ClusterNode::join() {
   // 1. The data plane listens on a free port of the task's interface.
   caf::actor_config cfg{&system_.middleman().backend()};
   data_plane_ = system_.spawn_class<DataPlaneBroker, caf::no_spawn_options>(
-    cfg, DataPlaneSetup{rank_, task_names_, fnv1a("troupe-cluster-token:" + k.cluster_token), bind_host});
+    cfg, DataPlaneSetup{rank_, task_names_, Handshake::hash_token(k.cluster_token), bind_host});
   uint16_t data_port = 0;
   std::string error;
   self->request(data_plane_, std::chrono::seconds(10), DataPlanePortMsg{})
@@ -94,7 +88,7 @@ void ClusterNode::join() {
     fail(Errc::not_found, "task " + me + " cannot open its data plane: " + error);
 
   // 2. The node actor answers hellos on the task's own address.
-  HelloMsg hello{rank_, me, spec.fingerprint(), fnv1a("troupe-cluster-token:" + k.cluster_token), data_port,
+  HelloMsg hello{rank_, me, spec.fingerprint(), Handshake::hash_token(k.cluster_token), data_port,
                  static_cast<int32_t>(::getpid()), bind_host.empty() ? my_address.host : bind_host, caf::actor{}};
   node_ = system_.spawn<NodeActor>(NodeSetup{hello, task_names_, data_plane_});
   hello.node = node_;

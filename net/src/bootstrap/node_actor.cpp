@@ -8,7 +8,8 @@
 namespace troupe::internal {
 
 NodeActor::NodeActor(caf::actor_config& cfg, NodeSetup setup)
-  : caf::event_based_actor(cfg), setup_(std::move(setup)) {
+  : caf::event_based_actor(cfg), setup_(std::move(setup)),
+    handshake_(setup_.me.rank, setup_.task_names, setup_.me.token_hash, setup_.me.spec_fingerprint) {
 }
 
 caf::behavior NodeActor::make_behavior() {
@@ -62,19 +63,11 @@ void NodeActor::on_exit() {
 
 caf::result<HelloMsg> NodeActor::on_hello(const HelloMsg& hello) {
   const auto who = "\"" + hello.task + "\" (pid " + std::to_string(hello.pid) + ")";
-  std::string refusal;
-  if (hello.token_hash != setup_.me.token_hash)
-    refusal = "its cluster token differs from task " + setup_.me.task
-              + "'s (every task of a cluster must have the same TROUPE_CLUSTER_TOKEN)";
-  else if (hello.spec_fingerprint != setup_.me.spec_fingerprint)
-    refusal = "its cluster spec differs from task " + setup_.me.task
-              + "'s (every task must get the same TF_CONFIG \"cluster\")";
-  else if (hello.rank <= setup_.me.rank || static_cast<size_t>(hello.rank) >= setup_.task_names.size()
-           || setup_.task_names[static_cast<size_t>(hello.rank)] != hello.task)
-    refusal = "it claims to be task " + hello.task + ", which is not a task that connects to " + setup_.me.task;
-  else if (peers_.count(hello.rank) != 0)
-    refusal = "task " + hello.task + " already joined (pid " + std::to_string(peers_[hello.rank].pid)
-              + "); two processes were started as the same task";
+  PeerClaim claim{hello.rank, hello.task, hello.token_hash, hello.spec_fingerprint};
+  const bool taken = peers_.count(hello.rank) != 0;
+  auto refusal = handshake_.refusal(claim, taken);
+  if (taken && !refusal.empty())
+    refusal += " (the first has pid " + std::to_string(peers_[hello.rank].pid) + ")";
   if (!refusal.empty()) {
     TROUPE_LOG(error, "net") << "task " << setup_.me.task << " refused the process presenting itself as " << who
                              << ": " << refusal;

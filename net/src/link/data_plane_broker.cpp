@@ -24,6 +24,7 @@ void tune_socket(caf::io::connection_handle hdl) {
 
 DataPlaneBroker::DataPlaneBroker(caf::actor_config& cfg, DataPlaneSetup setup)
   : caf::io::broker(cfg), setup_(std::move(setup)),
+    handshake_(setup_.rank, setup_.task_names, setup_.token_hash, 0),
     dispatch_([this](const caf::actor& to, LinkFrameMsg msg) { send(to, std::move(msg)); },
               [this](const caf::actor& to, PeerLostMsg msg) { send(to, std::move(msg)); }) {
 }
@@ -67,12 +68,14 @@ caf::behavior DataPlaneBroker::make_behavior() {
         tune_socket(*hdl);
         connections_[*hdl].rank = peer.rank;
         by_rank_[peer.rank] = *hdl;
-        configure_read(*hdl, caf::io::receive_policy::exactly(sizeof(PeerFrameHeader)));
-        PeerFrameHeader hello;
-        hello.type = FrameType::hello;
-        hello.tag = static_cast<uint32_t>(setup_.rank);
-        hello.group = setup_.token_hash;
-        send_frame(*hdl, hello, nullptr);
+        configure_read(*hdl, caf::io::receive_policy::exactly(sizeof(FrameHeader)));
+        FrameHeader header;
+        header.type = FrameType::hello;
+        header.size = sizeof(HelloFrame);
+        HelloFrame hello;
+        hello.rank = setup_.rank;
+        hello.token_hash = handshake_.token_hash();
+        send_frame(*hdl, header, reinterpret_cast<const std::byte*>(&hello));
       }
       want_ready_ = true;
       ready_ = make_response_promise();
@@ -80,7 +83,7 @@ caf::behavior DataPlaneBroker::make_behavior() {
       return ready_;
     },
     [this](const DataPlaneByeMsg&) -> caf::result<bool> {
-      PeerFrameHeader bye;
+      FrameHeader bye;
       bye.type = FrameType::bye;
       for (const auto& [rank, hdl] : by_rank_) {
         ack_writes(hdl, true);
@@ -99,7 +102,7 @@ caf::behavior DataPlaneBroker::make_behavior() {
     [this](const caf::io::new_connection_msg& msg) {
       tune_socket(msg.handle);
       connections_[msg.handle];
-      configure_read(msg.handle, caf::io::receive_policy::exactly(sizeof(PeerFrameHeader)));
+      configure_read(msg.handle, caf::io::receive_policy::exactly(sizeof(FrameHeader)));
     },
     [this](caf::io::new_data_msg& msg) { on_data(msg.handle, msg.buf); },
     [this](const caf::io::connection_closed_msg& msg) { on_closed(msg.handle); },
@@ -124,7 +127,7 @@ caf::behavior DataPlaneBroker::make_behavior() {
   };
 }
 
-void DataPlaneBroker::send_frame(caf::io::connection_handle hdl, const PeerFrameHeader& header, const std::byte* data) {
+void DataPlaneBroker::send_frame(caf::io::connection_handle hdl, const FrameHeader& header, const std::byte* data) {
   write(hdl, sizeof header, &header);
   if (header.size > 0)
     write(hdl, header.size, data);
@@ -138,16 +141,20 @@ void DataPlaneBroker::on_data(caf::io::connection_handle hdl, std::vector<char>&
   auto& conn = i->second;
   if (conn.in_payload) {
     conn.in_payload = false;
-    configure_read(hdl, caf::io::receive_policy::exactly(sizeof(PeerFrameHeader)));
+    configure_read(hdl, caf::io::receive_policy::exactly(sizeof(FrameHeader)));
     // Take the payload without copying it: CAF swaps this buffer back into
     // the socket's stream after the handler, which then sizes it for the next read.
+    if (conn.header.type == FrameType::hello) {
+      on_hello(hdl, conn, buf);
+      return;
+    }
     auto bytes = std::make_shared<std::vector<char>>();
     bytes->swap(buf);
     FrameBytes frame{bytes, reinterpret_cast<const std::byte*>(bytes->data()), bytes->size()};
     dispatch_.on_frame(LinkFrameMsg{conn.rank, conn.header, std::move(frame)});
     return;
   }
-  PeerFrameHeader header;
+  FrameHeader header;
   if (buf.size() != sizeof header) {
     TROUPE_LOG(error, "net") << "data plane: a frame header of " << buf.size() << " bytes from " << task(conn.rank);
     return;
@@ -156,44 +163,29 @@ void DataPlaneBroker::on_data(caf::io::connection_handle hdl, std::vector<char>&
   on_header(hdl, conn, header);
 }
 
-void DataPlaneBroker::on_header(caf::io::connection_handle hdl, Connection& conn, const PeerFrameHeader& header) {
-  if (header.magic != PeerFrameHeader::magic_value) {
+void DataPlaneBroker::on_header(caf::io::connection_handle hdl, Connection& conn, const FrameHeader& header) {
+  std::string garbled;
+  if (header.magic != FrameHeader::magic_value)
+    garbled = "it does not speak troupe's frame protocol";
+  else if (header.version != FrameHeader::current_version)
+    garbled = "it speaks version " + std::to_string(header.version) + " of troupe's frame protocol and this task "
+              "version " + std::to_string(FrameHeader::current_version) + " (run the same troupe build on every task)";
+  else if (conn.rank < 0 && (header.type != FrameType::hello || header.size != sizeof(HelloFrame)))
+    garbled = "it sent a frame before identifying itself";
+  else if (conn.rank >= 0 && header.type == FrameType::hello)
+    garbled = "it identified itself twice";
+  if (!garbled.empty()) {
     TROUPE_LOG(error, "net") << "data plane: closing the connection from " << remote_addr(hdl) << " ("
-                             << task(conn.rank) << "): it does not speak troupe's frame protocol";
+                             << task(conn.rank) << "): " << garbled;
     const int rank = conn.rank;
     close(hdl);
     connections_.erase(hdl);
     if (rank >= 0)
-      lose(rank, "it sent bytes that are not troupe frames");
-    return;
-  }
-  if (header.type == FrameType::hello) {
-    const auto rank = static_cast<int>(header.tag);
-    std::string refusal;
-    if (header.group != setup_.token_hash)
-      refusal = "its cluster token (TROUPE_CLUSTER_TOKEN) differs from this task's";
-    else if (rank <= setup_.rank || static_cast<size_t>(rank) >= setup_.task_names.size() || by_rank_.count(rank))
-      refusal = "it claims rank " + std::to_string(rank) + ", which is not a rank that connects to this task";
-    if (!refusal.empty()) {
-      TROUPE_LOG(error, "net") << "data plane: refused a connection from " << remote_addr(hdl) << ": " << refusal;
-      close(hdl);
-      connections_.erase(hdl);
-      return;
-    }
-    conn.rank = rank;
-    by_rank_[rank] = hdl;
-    check_ready();
+      lose(rank, garbled);
     return;
   }
   if (header.type == FrameType::bye && conn.rank >= 0) {
     left_[conn.rank] = true;
-    return;
-  }
-  if (conn.rank < 0) {
-    TROUPE_LOG(error, "net") << "data plane: closing the connection from " << remote_addr(hdl)
-                             << ": it sent a frame before identifying itself";
-    close(hdl);
-    connections_.erase(hdl);
     return;
   }
   if (header.size == 0) {
@@ -203,6 +195,24 @@ void DataPlaneBroker::on_header(caf::io::connection_handle hdl, Connection& conn
   conn.header = header;
   conn.in_payload = true;
   configure_read(hdl, caf::io::receive_policy::exactly(header.size));
+}
+
+void DataPlaneBroker::on_hello(caf::io::connection_handle hdl, Connection& conn, const std::vector<char>& buf) {
+  HelloFrame hello;
+  std::memcpy(&hello, buf.data(), sizeof hello); // on_header asked for exactly this many bytes
+  PeerClaim claim;
+  claim.rank = hello.rank;
+  claim.token_hash = hello.token_hash;
+  const auto refusal = handshake_.refusal(claim, by_rank_.count(hello.rank) != 0);
+  if (!refusal.empty()) {
+    TROUPE_LOG(error, "net") << "data plane: refused a connection from " << remote_addr(hdl) << ": " << refusal;
+    close(hdl);
+    connections_.erase(hdl);
+    return;
+  }
+  conn.rank = hello.rank;
+  by_rank_[hello.rank] = hdl;
+  check_ready();
 }
 
 void DataPlaneBroker::on_closed(caf::io::connection_handle hdl) {

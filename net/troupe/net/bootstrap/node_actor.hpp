@@ -9,6 +9,7 @@
 #include <caf/response_promise.hpp>
 
 #include <troupe/net/bootstrap/cluster_types.hpp>
+#include <troupe/net/handshake.hpp>
 
 namespace troupe::internal {
 
@@ -37,9 +38,10 @@ struct NodeSetup {
 
 /// The control-plane actor of one cluster process, published on the task's
 /// address (CAF middleman). Tasks of higher rank reach it with remote_actor
-/// and send a HelloMsg; it accepts a hello only when the cluster spec
-/// fingerprint and cluster token hash equal its own (else it answers with an
-/// error naming the difference, and logs the refused process), then monitors
+/// and send a HelloMsg; its Handshake (net/handshake.hpp) accepts a hello only
+/// when the cluster spec fingerprint and cluster token hash equal its own
+/// (else it answers with an error naming the difference, and logs the
+/// refused process), then monitors
 /// the peer's node actor. With CAF's heartbeat and connection timeout set
 /// (RuntimeImpl), a dead or frozen peer's proxy goes down; the node then
 /// reports the peer lost to the data plane, which fails its collectives.
@@ -57,6 +59,7 @@ private:
   void check_complete();
 
   NodeSetup setup_;
+  Handshake handshake_;
   std::map<int, HelloMsg> peers_;
   std::map<caf::actor_addr, int> rank_of_;
   std::vector<caf::response_promise> waiting_;

@@ -8,6 +8,7 @@
 #include <caf/io/broker.hpp>
 #include <caf/response_promise.hpp>
 
+#include <troupe/net/handshake.hpp>
 #include <troupe/net/link/link_dispatch.hpp>
 
 namespace troupe::internal {
@@ -43,19 +44,22 @@ struct DataPlaneConfirmLossMsg {
 struct DataPlaneSetup {
   int rank = 0;
   std::vector<std::string> task_names; ///< per rank
-  uint64_t token_hash = 0;
+  uint64_t token_hash = 0;             ///< Handshake::hash_token of the cluster token
   std::string bind_host;               ///< "" = every interface
 };
 
 /// The bulk data plane of one cluster process: a CAF io broker that owns one
-/// TCP connection per other task and moves frames (net/peer_frame.hpp: a
+/// TCP connection per other task and moves frames (net/link/frame_header.hpp: a
 /// 40-byte header, then the payload bytes, no per-element serialisation)
 /// between them and this process's collective group actors.
 ///
 /// 1. It listens on a free port, which the node handshake tells the others.
 /// 2. It connects to every task of lower rank and accepts the others; the first
 ///    frame on each connection is a hello with the sender's rank and cluster
-///    token hash. A wrong token or an unknown rank is refused and logged.
+///    token hash, checked by the Handshake (net/handshake.hpp) as the node
+///    actor checks the control plane's; a refusal is logged. A frame of
+///    another protocol version, or any frame before the hello, closes the
+///    connection naming the cause.
 /// 3. A LinkSendMsg becomes header + bytes on the peer's socket; received
 ///    frames go to the group named in their header (LinkDispatch).
 /// 4. A closed connection after a bye frame is that task's normal exit; any
@@ -74,18 +78,20 @@ private:
   struct Connection {
     int rank = -1;            ///< -1 until its hello arrived
     bool in_payload = false;  ///< reading the payload of `header`
-    PeerFrameHeader header;
+    FrameHeader header;
   };
 
   void on_data(caf::io::connection_handle hdl, std::vector<char>& buf);
-  void on_header(caf::io::connection_handle hdl, Connection& conn, const PeerFrameHeader& header);
+  void on_header(caf::io::connection_handle hdl, Connection& conn, const FrameHeader& header);
+  void on_hello(caf::io::connection_handle hdl, Connection& conn, const std::vector<char>& buf);
   void on_closed(caf::io::connection_handle hdl);
-  void send_frame(caf::io::connection_handle hdl, const PeerFrameHeader& header, const std::byte* data);
+  void send_frame(caf::io::connection_handle hdl, const FrameHeader& header, const std::byte* data);
   void lose(int rank, const std::string& why);
   void check_ready();
   [[nodiscard]] std::string task(int rank) const;
 
   DataPlaneSetup setup_;
+  Handshake handshake_;
   uint16_t port_ = 0;
   std::string listen_error_;
   std::map<caf::io::connection_handle, Connection> connections_;

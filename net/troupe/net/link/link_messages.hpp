@@ -3,7 +3,7 @@
 // Messages between a process's collective group actors and its data-plane
 // link (the io broker of cluster mode, the simulated network of simulation
 // mode). They carry shared buffers, so they never leave the process; what
-// crosses processes is the frame they describe (net/peer_frame.hpp).
+// crosses processes is the frame they describe (net/link/frame_header.hpp).
 
 #include <string>
 
@@ -11,21 +11,21 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 
 #include <troupe/net/link/frame_bytes.hpp>
-#include <troupe/net/link/peer_frame.hpp>
+#include <troupe/net/link/frame_header.hpp>
 
 namespace troupe::internal {
 
 /// Group -> link: send this frame to rank `to`.
 struct LinkSendMsg {
   int to = 0;
-  PeerFrameHeader header;
+  FrameHeader header;
   FrameBytes bytes;
 };
 
 /// Link -> group: rank `from` sent this frame to the group `header.group`.
 struct LinkFrameMsg {
   int from = 0;
-  PeerFrameHeader header;
+  FrameHeader header;
   FrameBytes bytes;
 };
 

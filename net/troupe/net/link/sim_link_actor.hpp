@@ -17,7 +17,7 @@ struct SimPeersMsg {
 /// Between simulated links: a frame on the simulated wire.
 struct SimWireMsg {
   int from = 0;
-  PeerFrameHeader header;
+  FrameHeader header;
   FrameBytes bytes;
 };
 

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace troupe::internal {
+
+/// What a process presents when it connects to a task: on the control plane
+/// (the node actor's hello) and on each data connection (the hello frame).
+struct PeerClaim {
+  int rank = -1;
+  std::string task;                         ///< "worker:1"; empty on the data plane (rank only)
+  uint64_t token_hash = 0;
+  std::optional<uint64_t> spec_fingerprint; ///< control plane only
+};
+
+/// The one place that decides whether a connecting process may join this
+/// task: same cluster token, same cluster spec, and a rank that connects to
+/// this one (only higher ranks do) and is not taken yet.
+class Handshake {
+public:
+  Handshake(int rank, std::vector<std::string> task_names, uint64_t token_hash, uint64_t spec_fingerprint)
+    : rank_(rank), task_names_(std::move(task_names)), token_hash_(token_hash), spec_fingerprint_(spec_fingerprint) {}
+
+  /// The hash both hellos carry, so that the token itself never crosses the network.
+  [[nodiscard]] static uint64_t hash_token(const std::string& cluster_token);
+
+  /// Empty when `claim` may join; otherwise why not, for the log and the refused process.
+  /// `taken`: a process already joined as that rank.
+  [[nodiscard]] std::string refusal(const PeerClaim& claim, bool taken) const;
+
+  [[nodiscard]] uint64_t token_hash() const noexcept { return token_hash_; }
+
+private:
+  int rank_;
+  std::vector<std::string> task_names_;
+  uint64_t token_hash_;
+  uint64_t spec_fingerprint_;
+};
+
+} // namespace troupe::internal

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstdint>
+
+namespace troupe::internal {
+
+/// What a data-plane frame carries. Every payload layout is named here; the
+/// header's fields mean the same in every frame type.
+enum class FrameType : uint8_t {
+  hello = 1,    ///< first frame on a new data connection; payload: HelloFrame
+  announce = 2, ///< a worker started collective (group, run, seq); payload: its fingerprint and replica count
+  data = 3,     ///< algorithm bytes of collective (group, run, seq), pack `pack`, tag `tag`
+  abort = 4,    ///< the sender failed collective (group, run, seq); payload: error code, then the reason
+  run_done = 5, ///< the sender's replicas returned from run `run`; payload: collectives issued, then failure text
+  bye = 6,      ///< the sender shuts down normally: what follows is its exit, not a failure
+};
+
+/// The fixed 40-byte header in front of every data-plane frame (then `size`
+/// payload bytes). Both ends must share endianness, as for tensors.
+struct FrameHeader {
+  static constexpr uint32_t magic_value = 0x46505254; // "TRPF"
+  /// Raised whenever a field or payload changes meaning; a peer that speaks
+  /// another version is refused at its hello, naming both versions.
+  static constexpr uint8_t current_version = 2;
+
+  uint32_t magic = magic_value;
+  uint8_t version = current_version;
+  FrameType type = FrameType::data;
+  uint8_t reserved[2] = {0, 0};
+  uint32_t pack = 0;  ///< data: which pack of the collective's tensors
+  uint32_t tag = 0;   ///< data: the algorithm's own tag within the pack
+  uint64_t group = 0; ///< the collective group (one per strategy)
+  uint64_t run = 0;   ///< the strategy.run the collective belongs to
+  uint32_t seq = 0;   ///< the collective's number within its run
+  uint32_t size = 0;  ///< payload bytes that follow
+};
+static_assert(sizeof(FrameHeader) == 40);
+
+/// The hello frame's payload: who opened the connection.
+struct HelloFrame {
+  int32_t rank = -1;
+  uint32_t reserved = 0;
+  uint64_t token_hash = 0; ///< Handshake::hash_token of the sender's cluster token
+};
+static_assert(sizeof(HelloFrame) == 16);
+
+} // namespace troupe::internal
