@@ -13,7 +13,8 @@
 #include <troupe/collectives/cross_worker_collectives.hpp>
 #include <troupe/collectives/progress_tracker.hpp>
 #include <troupe/net/link/link_messages.hpp>
-#include <troupe/actors/messages.hpp>
+#include <troupe/actors/collective_group_messages.hpp>
+#include <troupe/actors/replica_messages.hpp>
 #include <troupe/core/device_spec.hpp>
 
 namespace troupe::internal {

@@ -7,7 +7,8 @@
 #include <boost/context/fiber.hpp>
 #include <caf/event_based_actor.hpp>
 
-#include <troupe/actors/messages.hpp>
+#include <troupe/actors/collective_group_messages.hpp>
+#include <troupe/actors/replica_messages.hpp>
 #include <troupe/actors/replica_handle.hpp>
 #include <troupe/core/device_spec.hpp>
 

@@ -69,8 +69,12 @@ public:
   [[nodiscard]] uint64_t steps() const noexcept { return steps_; }
 
 private:
+  static void check_devices(int logical_cpu_devices);
   void init_devices(int logical_cpu_devices);
+  /// Simulation: runs one actor, picked by the seeded generator.
   void step_once();
+  /// Simulation: steps until `done`, or fails with Errc::deadlock.
+  void simulate_until(const Completion& done, const char* what);
 
   std::unique_ptr<caf::actor_system_config> config_;
   std::unique_ptr<caf::actor_system> owned_system_;

@@ -1,0 +1,83 @@
+// The threaded, cluster and embedded modes of RuntimeImpl (the simulation
+// mode is in simulation_runtime.cpp).
+
+#include <troupe/actors/runtime_impl.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include <caf/io/middleman.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+
+#include <troupe/actors/scheduler_config.hpp>
+#include <troupe/core/errors.hpp>
+#include <troupe/net/bootstrap/cluster_node.hpp>
+#include <troupe/net/cluster_resolver.hpp>
+
+namespace troupe::internal {
+
+void RuntimeImpl::check_devices(int logical_cpu_devices) {
+  if (logical_cpu_devices < 1)
+    fail(Errc::invalid_argument, "logical_cpu_devices must be at least 1, got "
+                                   + std::to_string(logical_cpu_devices));
+}
+
+RuntimeImpl::RuntimeImpl(const RuntimeOptions& options) : config_(make_config()) {
+  check_devices(options.logical_cpu_devices);
+  configure_scheduler(*config_, options);
+  owned_system_ = std::make_unique<caf::actor_system>(*config_);
+  system_ = owned_system_.get();
+  init_devices(options.logical_cpu_devices);
+}
+
+RuntimeImpl::RuntimeImpl(std::shared_ptr<const ClusterResolver> resolver, const RuntimeOptions& options)
+  : config_(make_config()), resolver_(std::move(resolver)) {
+  if (!resolver_)
+    fail(Errc::invalid_argument, "Runtime: the cluster resolver is null; pass ClusterResolver::from_env()");
+  check_devices(options.logical_cpu_devices);
+  configure_scheduler(*config_, options);
+  const bool multi_task = resolver_->cluster_spec().num_tasks_total() > 1;
+  if (multi_task) {
+    configure_cluster_scheduler(*config_, options, *resolver_);
+    config_->load<caf::io::middleman>();
+    configure_peer_timeouts(*config_);
+  }
+  owned_system_ = std::make_unique<caf::actor_system>(*config_);
+  system_ = owned_system_.get();
+  init_devices(options.logical_cpu_devices);
+  if (multi_task)
+    cluster_ = std::make_unique<ClusterNode>(*system_, resolver_);
+}
+
+RuntimeImpl::RuntimeImpl(caf::actor_system& system, const RuntimeOptions& options)
+  : system_(&system), rng_(0) {
+  check_devices(options.logical_cpu_devices);
+  coordinator_ = dynamic_cast<caf::scheduler::test_coordinator*>(&system.scheduler());
+  init_devices(options.logical_cpu_devices);
+}
+
+RuntimeImpl::~RuntimeImpl() {
+  if (const int users = users_.load(); users > 0) {
+    std::fprintf(stderr,
+                 "troupe: a Runtime was destroyed while %d strategies or distributed-dataset iterators still "
+                 "use it; destroy them before their Runtime (declare the Runtime first). Stopping, since "
+                 "the actor system would otherwise wait for their actors forever.\n",
+                 users);
+    std::abort();
+  }
+  drain();
+}
+
+void RuntimeImpl::init_devices(int logical_cpu_devices) {
+  for (int i = 0; i < logical_cpu_devices; ++i)
+    devices_.push_back(DeviceSpec::local("CPU", i));
+}
+
+void RuntimeImpl::wait(const Completion& done, const char* what) {
+  if (coordinator_)
+    simulate_until(done, what);
+  else
+    done.wait();
+}
+
+} // namespace troupe::internal
