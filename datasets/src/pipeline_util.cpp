@@ -44,6 +44,12 @@ void require_input(const std::shared_ptr<const detail::DatasetNode>& input, cons
          std::string(operation) + ": the input dataset is null; build it from a Dataset");
 }
 
+void require_callable(bool callable, const char* operation, const char* role) {
+  if (!callable)
+    fail(Errc::invalid_argument,
+         std::string(operation) + ": the " + role + " is empty; pass a callable");
+}
+
 ElementSpecPeek::ElementSpecPeek() noexcept {
   ++peek_depth;
 }

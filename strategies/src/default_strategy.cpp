@@ -1,6 +1,8 @@
 #include <troupe/strategies/default_strategy.hpp>
 
+#include <troupe/strategies/cross_device_ops.hpp>
 #include <troupe/strategies/replica_context.hpp>
+#include <troupe/strategies/strategy_extended.hpp>
 
 namespace troupe::internal {
 
@@ -8,7 +10,9 @@ namespace {
 
 class DefaultExtended final : public StrategyExtended {
 public:
-  DefaultExtended() : devices_{DeviceSpec::local("CPU", 0)} {}
+  DefaultExtended() : devices_{DeviceSpec::local("CPU", 0)} {
+    cross_device_ops_ = std::make_unique<ReductionToOneDevice>(1);
+  }
 
   [[nodiscard]] int num_replicas_in_sync() const override { return 1; }
   [[nodiscard]] const std::vector<DeviceSpec>& worker_devices() const override { return devices_; }

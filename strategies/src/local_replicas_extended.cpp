@@ -5,6 +5,7 @@
 #include <troupe/actors/runtime.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/core/errors.hpp>
+#include <troupe/strategies/cross_device_ops.hpp>
 #include <troupe/strategies/replica_context.hpp>
 #include <troupe/strategies/strategy.hpp>
 
@@ -40,6 +41,11 @@ LocalReplicasExtended::LocalReplicasExtended(std::string strategy_name, Runtime&
     fail(Errc::invalid_argument, name_ + ": CommunicationOptions.timeout_seconds must be >= 0 "
                                           "(0 = the TROUPE_COLLECTIVE_TIMEOUT_SECONDS knob), got "
                                    + std::to_string(options_.timeout_seconds));
+  // Values cross workers only when there are other workers to reach.
+  if (placement_.num_workers > 1)
+    cross_device_ops_ = std::make_unique<CollectiveAllReduce>(*this);
+  else
+    cross_device_ops_ = std::make_unique<ReductionToOneDevice>(static_cast<int>(devices_.size()));
 }
 
 LocalReplicasExtended::~LocalReplicasExtended() = default;

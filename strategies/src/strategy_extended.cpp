@@ -8,6 +8,7 @@
 #include <troupe/actors/runtime.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/strategies/context_frame.hpp>
+#include <troupe/strategies/cross_device_ops.hpp>
 #include <troupe/strategies/replica_context.hpp>
 #include <troupe/strategies/strategy.hpp>
 #include <troupe/strategies/variable_state.hpp>

@@ -7,6 +7,7 @@
 #include <troupe/strategies/context_frame.hpp>
 #include <troupe/strategies/replica_context.hpp>
 #include <troupe/strategies/strategy.hpp>
+#include <troupe/strategies/strategy_extended.hpp>
 #include <troupe/strategies/variable_state.hpp>
 
 namespace troupe {

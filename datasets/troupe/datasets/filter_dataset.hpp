@@ -3,17 +3,17 @@
 // The node behind Dataset::filter (internal: not installed).
 
 #include <functional>
+#include <memory>
+#include <optional>
 
-#include <troupe/datasets/unary_dataset.hpp>
+#include <troupe/datasets/function_dataset.hpp>
 
 namespace troupe::internal {
 
 /// The input elements for which `predicate` is true (tf.data's FilterDataset).
-/// The predicate is shared by every iterator and called on the iterating
-/// thread; what it throws propagates unchanged.
-class FilterDataset : public UnaryDataset {
+class FilterDataset : public FunctionDataset<FilterDataset, std::function<bool(const Element&)>> {
 public:
-  using Predicate = std::function<bool(const Element&)>;
+  using Predicate = Function;
 
   /// Error(invalid_argument) for an empty predicate.
   FilterDataset(std::shared_ptr<const detail::DatasetNode> input, Predicate predicate);
@@ -21,14 +21,12 @@ public:
   FilterDataset(std::shared_ptr<const detail::DatasetNode> input,
                 std::shared_ptr<Predicate> predicate);
 
-  [[nodiscard]] std::unique_ptr<detail::ElementIterator> iterator() const override;
   [[nodiscard]] ElementSpec element_spec() const override { return input_->element_spec(); }
   [[nodiscard]] std::string describe() const override { return "filter(predicate)"; }
-  [[nodiscard]] std::shared_ptr<const detail::DatasetNode>
-  with_input(std::shared_ptr<const detail::DatasetNode> input) const override;
 
-private:
-  std::shared_ptr<Predicate> predicate_;
+  /// The next input element for which `predicate` is true.
+  [[nodiscard]] static std::optional<Element> next_element(detail::ElementIterator& input,
+                                                           const Predicate& predicate);
 };
 
 } // namespace troupe::internal

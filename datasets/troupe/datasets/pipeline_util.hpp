@@ -23,6 +23,10 @@ namespace troupe::internal {
 /// Throws Error(invalid_argument) naming `operation` when `input` is null.
 void require_input(const std::shared_ptr<const detail::DatasetNode>& input, const char* operation);
 
+/// Throws Error(invalid_argument) "<operation>: the <role> is empty; pass a
+/// callable" unless `callable` (a transformation's user function is set).
+void require_callable(bool callable, const char* operation, const char* role);
+
 /// Marks the current thread as peeking at one element to learn a dataset's
 /// element spec (DatasetNode::element_spec's default). Seeded nodes use it to
 /// leave their per-iteration state alone, so asking for the spec never changes

@@ -4,6 +4,7 @@
 namespace troupe {
 
 class Checkpoint;
+class DistributedDataset;
 class MirroredStrategy;
 class OneDeviceStrategy;
 class ReduceDestination;

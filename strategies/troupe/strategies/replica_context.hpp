@@ -19,6 +19,7 @@
 namespace troupe {
 
 namespace internal {
+class CollectiveAllReduce;
 class ReplicaHandle;
 } // namespace internal
 
@@ -79,7 +80,7 @@ private:
   /// workers): how a multi-worker strategy gives every worker the chief's
   /// initial variable values, as TensorFlow does.
   [[nodiscard]] std::vector<Tensor> broadcast_from_first_replica(const std::vector<Tensor>& values);
-  friend class Strategy;
+  friend class internal::CollectiveAllReduce;
   /// Throws unless the caller is this replica's own function (collectives
   /// suspend that function; from anywhere else they cannot).
   void require_own_replica(const char* method) const;

@@ -9,14 +9,13 @@
 
 #include <troupe/collectives/reduce_op.hpp>
 #include <troupe/core/tensor.hpp>
-#include <troupe/net/fwd.hpp>
-#include <troupe/datasets/dataset.hpp>
+#include <troupe/datasets/fwd.hpp>
 #include <troupe/datasets/input_context.hpp>
-#include <troupe/strategies/distributed_dataset.hpp>
+#include <troupe/net/fwd.hpp>
+#include <troupe/strategies/context_frame.hpp>
 #include <troupe/strategies/distributed_values.hpp>
+#include <troupe/strategies/fwd.hpp>
 #include <troupe/strategies/run_support.hpp>
-#include <troupe/strategies/strategy_extended.hpp>
-#include <troupe/strategies/strategy_scope.hpp>
 #include <troupe/strategies/value_context.hpp>
 #include <troupe/strategies/variable.hpp>
 
@@ -128,11 +127,10 @@ private:
   }
   [[noreturn]] void fail_argument_replicas(int size) const;
 
-  /// Multi-worker: sums each worker's `local_sum` over every worker (one
-  /// cross-worker all-reduce issued by this worker's replicas).
-  [[nodiscard]] std::vector<Tensor> across_workers_sum(const std::vector<Tensor>& local_sum);
-  /// Throws Error(not_supported) naming `method` inside merge_call's function.
-  void require_workers_reachable(const char* method) const;
+  /// This worker's replicas (all of them, except in multi-worker strategies).
+  [[nodiscard]] int num_local_replicas() const;
+  /// The global id of this worker's first replica (worker index x local replicas).
+  [[nodiscard]] int first_local_replica_id() const;
 
   /// Runs `body(i)` for every replica i and turns failures into one exception.
   void run_each_replica(const std::function<void(int)>& body);
@@ -143,8 +141,7 @@ private:
 template <class Fn, class... Args>
 auto Strategy::run(Fn&& fn, const Args&... args) {
   using Result = std::invoke_result_t<Fn&, detail::unwrapped_t<Args>...>;
-  // This worker's replicas (all of them, except in multi-worker strategies).
-  const int n = static_cast<int>(extended().worker_devices().size());
+  const int n = num_local_replicas();
   (check_distributed_argument(args, n), ...);
   if constexpr (std::is_void_v<Result>) {
     run_each_replica([&]([[maybe_unused]] int replica) { std::invoke(fn, detail::unwrap(args, replica)...); });
@@ -167,9 +164,9 @@ template <class Fn>
 auto Strategy::experimental_distribute_values_from_function(Fn&& fn) {
   detail::require_cross_replica(*this, "experimental_distribute_values_from_function");
   const int n = num_replicas_in_sync();
-  // This worker's replicas only, under their global ids (worker index x local replicas + local id).
-  const int local = static_cast<int>(extended().worker_devices().size());
-  const int first = extended().worker_index() * local;
+  // This worker's replicas only, under their global ids.
+  const int local = num_local_replicas();
+  const int first = first_local_replica_id();
   using Normal = detail::normalized_t<std::invoke_result_t<Fn&, const ValueContext&>>;
   std::vector<Normal> values;
   values.reserve(static_cast<std::size_t>(local));

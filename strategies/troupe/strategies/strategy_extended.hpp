@@ -21,6 +21,10 @@
 
 namespace troupe {
 
+namespace internal {
+class CrossDeviceOps;
+} // namespace internal
+
 /// Strategy-specific operations and facts (tf.distribute.StrategyExtended).
 /// Each concrete strategy has its own; reach it through strategy.extended().
 class StrategyExtended {
@@ -99,10 +103,17 @@ protected:
 
   friend class Strategy;
   Strategy* container_ = nullptr;
+  /// How values are combined across replicas and workers; each subclass's
+  /// constructor sets it (TensorFlow's CrossDeviceOps of the strategy).
+  std::unique_ptr<internal::CrossDeviceOps> cross_device_ops_;
 
 private:
   friend class VariableColocation;
   struct VariableBook;
+
+  [[nodiscard]] internal::CrossDeviceOps& cross_device_ops() const noexcept {
+    return *cross_device_ops_;
+  }
 
   /// TensorFlow's unique_name: "w", "w_1", "w_2", ... (names compare case-insensitively).
   [[nodiscard]] std::string unique_variable_name(const std::string& base);
