@@ -33,6 +33,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
+
 #include <troupe/core/config.hpp>
 #include <troupe/troupe.hpp>
 
@@ -59,45 +61,37 @@ struct Options {
   std::vector<int> ranks{2, 4};
   std::vector<std::size_t> sizes{std::size_t{4} << 10, std::size_t{64} << 10, std::size_t{1} << 20,
                                  std::size_t{16} << 20, std::size_t{64} << 20};
-  bool sizes_given = false;
   std::string launcher = TROUPE_LAUNCH_PROGRAM;
 };
 
 constexpr int timeout_seconds = 600; // of each whole cluster run
 
-constexpr const char* usage =
-  "usage: allreduce_cluster [--quick] [--ranks 2,4] [--sizes 4K,64K,1M,16M,64M] [--launcher PATH]\n"
-  "  Without TF_CONFIG: runs troupe-launch --workers R for each R of --ranks and prints\n"
-  "  rank 0's rows. With TF_CONFIG (--worker, set by the driver): one worker process.\n";
-
 Options parse(int argc, char** argv) {
   Options opts;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc)
-        throw std::invalid_argument(arg + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--quick") {
-      opts.quick = true;
-    } else if (arg == "--worker") {
-      opts.worker = true;
-    } else if (arg == "--ranks") {
-      opts.ranks = troupe::bench::parse_int_list(arg, value(), 2, 64);
-    } else if (arg == "--launcher") {
-      opts.launcher = value();
-    } else if (arg == "--sizes") {
-      opts.sizes = troupe::bench::parse_size_list(arg, value());
-      opts.sizes_given = true;
-    } else if (arg == "--help" || arg == "-h") {
-      std::cout << usage;
-      std::exit(0);
-    } else {
-      throw std::invalid_argument("unknown argument \"" + arg + "\"\n" + usage);
-    }
+  CLI::App app("MultiWorkerMirroredStrategy's cross-process all-reduce over loopback TCP. Without "
+               "TF_CONFIG: runs troupe-launch --workers R for each R of --ranks and prints rank "
+               "0's rows. With TF_CONFIG (--worker, set by the driver): one worker process.",
+               "allreduce_cluster");
+  app.add_flag("--quick", opts.quick,
+               "a smoke test: fewer sizes and iterations (seconds, not a measurement)");
+  app.add_flag("--worker", opts.worker, "one worker process (the driver passes it)");
+  app.add_option("--ranks", opts.ranks, "worker process counts (default 2,4)")
+    ->delimiter(',')
+    ->check(CLI::Range(2, 64));
+  app
+    .add_option("--sizes", opts.sizes,
+                "float32 buffer sizes (default 4K,64K,1M,16M,64M; 4K,1M with --quick)")
+    ->delimiter(',')
+    ->transform(CLI::AsSizeValue(false))
+    ->check(CLI::Validator(troupe::bench::check_float32_bytes, "FLOAT32_BYTES"));
+  app.add_option("--launcher", opts.launcher, "the troupe-launch to run (default: the built one)")
+    ->type_name("PATH");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e)); // prints the help or the error
   }
-  if (opts.quick && !opts.sizes_given)
+  if (opts.quick && app.count("--sizes") == 0)
     opts.sizes = {std::size_t{4} << 10, std::size_t{1} << 20};
   return opts;
 }

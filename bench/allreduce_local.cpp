@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include <troupe/troupe.hpp>
 
 #include "bench_support.hpp"
@@ -39,47 +41,40 @@ struct Options {
   std::vector<std::size_t> sizes{std::size_t{4} << 10, std::size_t{64} << 10, std::size_t{1} << 20,
                                  std::size_t{16} << 20, std::size_t{64} << 20};
   std::vector<int> overhead_replicas{1, 2, 8};
-  bool sizes_given = false;
-  bool ranks_given = false;
 };
-
-constexpr const char* usage =
-  "usage: allreduce_local [--quick] [--ranks 2,4,8] [--sizes 4K,64K,1M,16M,64M]\n"
-  "                       [--overhead-replicas 1,2,8] [--no-overhead]\n"
-  "  --quick   a smoke test: fewer sizes and iterations (seconds, not a measurement)\n";
 
 Options parse(int argc, char** argv) {
   Options opts;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc)
-        throw std::invalid_argument(arg + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--quick") {
-      opts.quick = true;
-    } else if (arg == "--no-overhead") {
-      opts.overhead = false;
-    } else if (arg == "--ranks") {
-      opts.ranks = troupe::bench::parse_int_list(arg, value(), 1, 64);
-      opts.ranks_given = true;
-    } else if (arg == "--overhead-replicas") {
-      opts.overhead_replicas = troupe::bench::parse_int_list(arg, value(), 1, 64);
-    } else if (arg == "--sizes") {
-      opts.sizes = troupe::bench::parse_size_list(arg, value());
-      opts.sizes_given = true;
-    } else if (arg == "--help" || arg == "-h") {
-      std::cout << usage;
-      std::exit(0);
-    } else {
-      throw std::invalid_argument("unknown argument \"" + arg + "\"\n" + usage);
-    }
+  CLI::App app("All-reduce of MirroredStrategy's replicas on logical CPU devices against the "
+               "memory-bandwidth floor, and the overhead of strategy.run.",
+               "allreduce_local");
+  app.add_flag("--quick", opts.quick,
+               "a smoke test: fewer sizes and iterations (seconds, not a measurement)");
+  app.add_flag_callback(
+    "--no-overhead", [&] { opts.overhead = false; }, "skip the strategy.run overhead cases");
+  app.add_option("--ranks", opts.ranks, "replica counts (default 2,4,8; 2,4 with --quick)")
+    ->delimiter(',')
+    ->check(CLI::Range(1, 64));
+  app
+    .add_option("--overhead-replicas", opts.overhead_replicas,
+                "replica counts of the overhead cases (default 1,2,8)")
+    ->delimiter(',')
+    ->check(CLI::Range(1, 64));
+  app
+    .add_option("--sizes", opts.sizes,
+                "float32 buffer sizes (default 4K,64K,1M,16M,64M; 4K,1M with --quick)")
+    ->delimiter(',')
+    ->transform(CLI::AsSizeValue(false))
+    ->check(CLI::Validator(troupe::bench::check_float32_bytes, "FLOAT32_BYTES"));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e)); // prints the help or the error
   }
   if (opts.quick) {
-    if (!opts.sizes_given)
+    if (app.count("--sizes") == 0)
       opts.sizes = {std::size_t{4} << 10, std::size_t{1} << 20};
-    if (!opts.ranks_given)
+    if (app.count("--ranks") == 0)
       opts.ranks = {2, 4};
   }
   return opts;

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <barrier>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -170,63 +170,13 @@ std::string human_bytes(std::size_t bytes) {
   return std::to_string(bytes) + " " + units[u];
 }
 
-std::size_t parse_bytes(const std::string& text) {
-  std::size_t pos = 0;
-  unsigned long long value = 0;
-  try {
-    value = std::stoull(text, &pos);
-  } catch (const std::exception&) {
-    throw std::invalid_argument("not a byte count: \"" + text + "\" (e.g. 4096, 64K, 16MiB)");
-  }
-  std::string unit = text.substr(pos);
-  for (auto& c : unit)
-    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (unit.empty() || unit == "B")
-    return value;
-  if (unit == "K" || unit == "KB" || unit == "KIB")
-    return value << 10;
-  if (unit == "M" || unit == "MB" || unit == "MIB")
-    return value << 20;
-  if (unit == "G" || unit == "GB" || unit == "GIB")
-    return value << 30;
-  throw std::invalid_argument("not a byte count: \"" + text + "\" (e.g. 4096, 64K, 16MiB)");
-}
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty())
-      out.push_back(item);
-  return out;
-}
-
-std::vector<int> parse_int_list(const std::string& flag, const std::string& text, int min, int max) {
-  std::vector<int> out;
-  for (const auto& item : split_list(text)) {
-    char* end = nullptr;
-    const long v = std::strtol(item.c_str(), &end, 10);
-    if (*end != '\0' || v < min || v > max)
-      throw std::invalid_argument(flag + " takes integers from " + std::to_string(min) + " to " + std::to_string(max)
-                                  + ", got \"" + item + "\"");
-    out.push_back(static_cast<int>(v));
-  }
-  if (out.empty())
-    throw std::invalid_argument(flag + " needs at least one value");
-  return out;
-}
-
-std::vector<std::size_t> parse_size_list(const std::string& flag, const std::string& text) {
-  std::vector<std::size_t> out;
-  for (const auto& item : split_list(text)) {
-    const auto bytes = parse_bytes(item);
-    if (bytes == 0 || bytes % sizeof(float) != 0)
-      throw std::invalid_argument(flag + ": " + item + " is not a positive multiple of 4 bytes");
-    out.push_back(bytes);
-  }
-  if (out.empty())
-    throw std::invalid_argument(flag + " needs at least one size");
-  return out;
+std::string check_float32_bytes(const std::string& bytes) {
+  std::size_t value = 0;
+  const auto [end, ec] = std::from_chars(bytes.data(), bytes.data() + bytes.size(), value);
+  if (ec != std::errc{} || end != bytes.data() + bytes.size() || value == 0
+      || value % sizeof(float) != 0)
+    return bytes + " bytes is not a positive multiple of 4 bytes (one float32)";
+  return {};
 }
 
 // -- CopyProbe ----------------------------------------------------------------------

@@ -105,19 +105,9 @@ inline void do_not_optimize(const T& value) {
 /// "4 KiB", "64 MiB": a byte count for humans.
 [[nodiscard]] std::string human_bytes(std::size_t bytes);
 
-/// Parses "4K", "64KiB", "1M", "16MiB", "4096": a byte count for command lines; throws
-/// std::invalid_argument on anything else.
-[[nodiscard]] std::size_t parse_bytes(const std::string& text);
-
-/// The non-empty items of a comma-separated list.
-[[nodiscard]] std::vector<std::string> split_list(const std::string& text);
-
-/// A comma-separated list of integers in [min, max] for `flag`; throws
-/// std::invalid_argument naming the flag and the bad item.
-[[nodiscard]] std::vector<int> parse_int_list(const std::string& flag, const std::string& text, int min, int max);
-
-/// A comma-separated list of float32 buffer sizes ("4K,1M") for `flag`: each a
-/// positive multiple of 4 bytes; throws std::invalid_argument naming the bad item.
-[[nodiscard]] std::vector<std::size_t> parse_size_list(const std::string& flag, const std::string& text);
+/// Why `bytes` (a byte count as text, as CLI11's AsSizeValue leaves it) is no
+/// float32 buffer size, for a CLI11 check; empty when it is a positive multiple
+/// of 4.
+[[nodiscard]] std::string check_float32_bytes(const std::string& bytes);
 
 } // namespace troupe::bench

@@ -8,7 +8,7 @@
 //    checked on every record) against a raw sequential read of the same file
 //    in the same run (the limit). Target: >= 0.7 of the raw speed.
 //
-// Run: input_pipeline [--quick] [--tfrecord-mib N] [--keep-file]
+// Run: input_pipeline [--quick] [--tfrecord-mib N]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +18,8 @@
 #include <string>
 #include <unistd.h>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include <troupe/troupe.hpp>
 
@@ -37,17 +39,20 @@ struct Options {
 
 Options parse(int argc, char** argv) {
   Options opts;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--quick") {
-      opts.quick = true;
-      opts.tfrecord_mib = 8;
-    } else if (arg == "--tfrecord-mib" && i + 1 < argc) {
-      opts.tfrecord_mib = std::stoul(argv[++i]);
-    } else {
-      throw std::invalid_argument("unknown argument \"" + arg + "\"; use --quick or --tfrecord-mib N");
-    }
+  CLI::App app("Input pipeline throughput: Fashion-MNIST through a distributed dataset, and "
+               "TFRecordDataset against a raw read of the same file.",
+               "input_pipeline");
+  app.add_flag("--quick", opts.quick, "a smoke test: an 8 MiB TFRecord file (not a measurement)");
+  app.add_option("--tfrecord-mib", opts.tfrecord_mib, "size of the TFRecord file (default 256)")
+    ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 20))
+    ->type_name("N");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e)); // prints the help or the error
   }
+  if (opts.quick && app.count("--tfrecord-mib") == 0)
+    opts.tfrecord_mib = 8;
   return opts;
 }
 

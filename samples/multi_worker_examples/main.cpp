@@ -3,9 +3,11 @@
 // with the launcher, which sets each one's TF_CONFIG:
 //   troupe-launch --workers 2 -- multi_worker_examples
 // With one replica per worker (the default) every value equals the seed's.
-#include <cstdlib>
 #include <iostream>
+#include <limits>
 #include <string>
+
+#include <CLI/CLI.hpp>
 
 #include <troupe/troupe.hpp>
 
@@ -13,24 +15,6 @@ namespace {
 
 void section(const char* title) {
   std::cout << "\n# " << title << "\n";
-}
-
-int parse_replicas(int argc, char** argv) {
-  int replicas = 1;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--replicas" && i + 1 < argc) {
-      replicas = std::atoi(argv[++i]);
-      if (replicas < 1)
-        troupe::fail(troupe::Errc::invalid_argument, "--replicas takes a positive number of replicas per worker");
-    } else if (arg == "--help" || arg == "-h") {
-      std::cout << "usage: troupe-launch --workers N -- multi_worker_examples [--replicas PER_WORKER]\n";
-      std::exit(0);
-    } else {
-      troupe::fail(troupe::Errc::invalid_argument, "unknown argument \"" + arg + "\"; use --replicas N");
-    }
-  }
-  return replicas;
 }
 
 void run_examples(troupe::Runtime& rt) {
@@ -71,8 +55,15 @@ void run_examples(troupe::Runtime& rt) {
 } // namespace
 
 int main(int argc, char** argv) {
+  int replicas = 1;
+  CLI::App app("The MultiWorkerMirroredStrategy seed examples as one task of a cluster; start "
+               "every task with troupe-launch --workers N -- multi_worker_examples.",
+               "multi_worker_examples");
+  app.add_option("--replicas", replicas, "replicas per worker (default 1)")
+    ->check(CLI::Range(1, std::numeric_limits<int>::max(), "POSITIVE"))
+    ->type_name("PER_WORKER");
+  CLI11_PARSE(app, argc, argv);
   try {
-    const int replicas = parse_replicas(argc, argv);
     troupe::Runtime rt(troupe::ClusterResolver::from_env(), {.logical_cpu_devices = replicas});
     run_examples(rt);
     return 0;

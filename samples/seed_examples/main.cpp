@@ -1,10 +1,11 @@
 // Every example of ../shared/seeds/ that troupe covers, printed in
 // TensorFlow's form. Run: seed_examples [--devices CPU:0,CPU:1] [--simulate SEED]
-#include <cstdlib>
+#include <algorithm>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include <troupe/troupe.hpp>
 
@@ -15,47 +16,6 @@ struct Options {
   bool simulate = false;
   uint64_t seed = 0;
 };
-
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty())
-      out.push_back(item);
-  return out;
-}
-
-Options parse(int argc, char** argv) {
-  Options opts;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc)
-        troupe::fail(troupe::Errc::invalid_argument, arg + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--devices") {
-      opts.devices = split(value());
-    } else if (arg == "--simulate") {
-      opts.simulate = true;
-      auto text = value();
-      char* end = nullptr;
-      opts.seed = std::strtoull(text.c_str(), &end, 10);
-      if (text.empty() || *end != '\0')
-        troupe::fail(troupe::Errc::invalid_argument,
-                     "--simulate takes a non-negative integer seed, got \"" + text + "\"");
-    } else if (arg == "--help" || arg == "-h") {
-      std::cout << "usage: seed_examples [--devices CPU:0,CPU:1] [--simulate SEED]\n";
-      std::exit(0);
-    } else {
-      troupe::fail(troupe::Errc::invalid_argument,
-                   "unknown argument \"" + arg + "\"; use --devices LIST or --simulate SEED");
-    }
-  }
-  if (opts.devices.empty())
-    troupe::fail(troupe::Errc::invalid_argument, "--devices needs at least one device, e.g. CPU:0,CPU:1");
-  return opts;
-}
 
 // Enough logical CPU devices for every "CPU:n" named on the command line.
 int cpu_devices_needed(const std::vector<std::string>& devices) {
@@ -131,8 +91,21 @@ void run_examples(troupe::Runtime& rt, const std::vector<std::string>& devices) 
 } // namespace
 
 int main(int argc, char** argv) {
+  Options opts;
+  CLI::App app("Every seed example that troupe covers, printed in TensorFlow's form.",
+               "seed_examples");
+  app.add_option("--devices", opts.devices, "devices of MirroredStrategy (default CPU:0,CPU:1)")
+    ->delimiter(',')
+    ->type_name("LIST");
+  app.add_option("--simulate", opts.seed, "run on the deterministic simulation runtime")
+    ->type_name("SEED");
+  CLI11_PARSE(app, argc, argv);
+  opts.simulate = app.count("--simulate") > 0;
   try {
-    auto opts = parse(argc, argv);
+    // CLI11 drops empty items of a list but keeps a lone "" (--devices "").
+    if (std::ranges::find(opts.devices, "") != opts.devices.end())
+      troupe::fail(troupe::Errc::invalid_argument,
+                   "--devices needs at least one device, e.g. CPU:0,CPU:1");
     const int cpus = cpu_devices_needed(opts.devices);
     if (opts.simulate) {
       troupe::Runtime rt(troupe::Simulation{.seed = opts.seed, .logical_cpu_devices = cpus});

@@ -200,7 +200,7 @@ int run(const train::Options& opts) {
 int main(int argc, char** argv) {
   train::Options opts;
   try {
-    opts = train::parse_options(std::vector<std::string>(argv + 1, argv + argc));
+    opts = train::parse_options(argc, argv);
   } catch (const std::invalid_argument& e) {
     std::cerr << "train_fashion_mnist: " << e.what() << "\n";
     return 2;

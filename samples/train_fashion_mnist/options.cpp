@@ -1,91 +1,88 @@
 #include "options.hpp"
 
 #include <charconv>
-#include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <stdexcept>
+#include <type_traits>
+
+#include <CLI/CLI.hpp>
 
 namespace train {
 
 namespace {
 
+/// Adds `flag`, whose value must be a decimal number in [min, max]. Read with
+/// from_chars: CLI11's own conversion takes 010 as octal and wraps -1 around
+/// for unsigned types.
 template <class T>
-T parse_number(const std::string& flag, const std::string& text, T min, T max) {
-  T value{};
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc{} || ptr != end || !(value >= min && value <= max))
-    throw std::invalid_argument(flag + " \"" + text + "\" is not valid: expected a number from " +
-                                std::to_string(min) + " to " + std::to_string(max));
-  return value;
+void add_number(CLI::App& app, const std::string& flag, T& target, T min, T max,
+                const std::string& help) {
+  app
+    .add_option_function<std::string>(
+      flag,
+      [=, &target](const std::string& text) {
+        T value{};
+        const char* end = text.data() + text.size();
+        auto [ptr, ec] = std::from_chars(text.data(), end, value);
+        if (ec != std::errc{} || ptr != end || !(value >= min && value <= max))
+          throw CLI::ValidationError(flag + " \"" + text
+                                     + "\" is not valid: expected a number from "
+                                     + std::to_string(min) + " to " + std::to_string(max));
+        target = value;
+      },
+      help)
+    ->type_name(std::is_floating_point_v<T> ? "X" : "N");
 }
 
 } // namespace
 
-std::string usage() {
-  return "usage: train_fashion_mnist [options]\n"
-         "  --replicas N        replicas (logical CPU devices) of MirroredStrategy (default 4)\n"
-         "  --epochs N          passes over the 60000 training images (default 5)\n"
-         "  --seed N            initialisation and shuffling seed (default 1)\n"
-         "  --batch N           global batch size (default 256)\n"
-         "  --optimizer NAME    adam (default) or sgd (with momentum)\n"
-         "  --learning-rate X   initial rate, decayed along a cosine to 5% (default: adam 0.003, sgd 0.1)\n"
-         "  --momentum X        sgd momentum (default 0.9)\n"
-         "  --data-dir DIR      Fashion-MNIST IDX files (default /usr/share/datasets/fashion-mnist,\n"
-         "                      installed by Debian's dataset-fashion-mnist package)\n"
-         "  --checkpoint DIR    save after every epoch and resume from the last save\n"
-         "  --out DIR           where metrics.csv and metrics.png are written (default fashion_mnist_output)\n"
-         "  --limit N           train on the first N examples only\n"
-         "  --stop-after N      stop after N epochs of this run, as if interrupted (resume with --checkpoint)\n"
-         "  --simulate          run on the deterministic simulation runtime\n"
-         "  --quiet             no progress bar\n";
-}
-
-Options parse_options(const std::vector<std::string>& args) {
+Options parse_options(int argc, const char* const* argv) {
   Options opts;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& flag = args[i];
-    auto value = [&]() -> const std::string& {
-      if (i + 1 >= args.size())
-        throw std::invalid_argument(flag + " needs a value; see --help");
-      return args[++i];
-    };
-    if (flag == "--help" || flag == "-h") {
-      std::cout << usage();
-      std::exit(0);
-    } else if (flag == "--replicas") {
-      opts.replicas = parse_number<int>(flag, value(), 1, 64);
-    } else if (flag == "--epochs") {
-      opts.epochs = parse_number<int>(flag, value(), 1, 1000);
-    } else if (flag == "--seed") {
-      opts.seed = parse_number<uint64_t>(flag, value(), 0, UINT64_MAX);
-    } else if (flag == "--batch") {
-      opts.global_batch = parse_number<int64_t>(flag, value(), 1, 60000);
-    } else if (flag == "--optimizer") {
-      opts.optimizer = value();
-      if (opts.optimizer != "adam" && opts.optimizer != "sgd")
-        throw std::invalid_argument("--optimizer \"" + opts.optimizer + "\" is not valid: use adam or sgd");
-    } else if (flag == "--learning-rate") {
-      opts.learning_rate = parse_number<double>(flag, value(), 1e-9, 10.0);
-    } else if (flag == "--momentum") {
-      opts.momentum = parse_number<double>(flag, value(), 0.0, 0.999999);
-    } else if (flag == "--data-dir") {
-      opts.data_dir = value();
-    } else if (flag == "--checkpoint") {
-      opts.checkpoint_dir = value();
-    } else if (flag == "--out") {
-      opts.out_dir = value();
-    } else if (flag == "--limit") {
-      opts.limit_examples = parse_number<int64_t>(flag, value(), 1, 60000);
-    } else if (flag == "--stop-after") {
-      opts.stop_after = parse_number<int>(flag, value(), 1, 1000);
-    } else if (flag == "--simulate") {
-      opts.simulate = true;
-    } else if (flag == "--quiet") {
-      opts.quiet = true;
-    } else {
-      throw std::invalid_argument("unknown option \"" + flag + "\"; see --help");
-    }
+  CLI::App app("Data-parallel training of an MLP on Fashion-MNIST with MirroredStrategy.",
+               "train_fashion_mnist");
+  // Repeating an option is no error: the last value counts.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  add_number(app, "--replicas", opts.replicas, 1, 64,
+             "replicas (logical CPU devices) of MirroredStrategy (default 4)");
+  add_number(app, "--epochs", opts.epochs, 1, 1000,
+             "passes over the 60000 training images (default 5)");
+  add_number(app, "--seed", opts.seed, uint64_t{0}, UINT64_MAX,
+             "initialisation and shuffling seed (default 1)");
+  add_number(app, "--batch", opts.global_batch, int64_t{1}, int64_t{60000},
+             "global batch size (default 256)");
+  app.add_option("--optimizer", opts.optimizer, "adam (default) or sgd (with momentum)")
+    ->check(CLI::IsMember({"adam", "sgd"}))
+    ->type_name("NAME");
+  add_number(app, "--learning-rate", opts.learning_rate, 1e-9, 10.0,
+             "initial rate, decayed along a cosine to 5% (default: adam 0.003, sgd 0.1)");
+  add_number(app, "--momentum", opts.momentum, 0.0, 0.999999, "sgd momentum (default 0.9)");
+  app
+    .add_option("--data-dir", opts.data_dir,
+                "Fashion-MNIST IDX files (default /usr/share/datasets/fashion-mnist, installed "
+                "by Debian's dataset-fashion-mnist package)")
+    ->type_name("DIR");
+  app
+    .add_option("--checkpoint", opts.checkpoint_dir,
+                "save after every epoch and resume from the last save")
+    ->type_name("DIR");
+  app
+    .add_option("--out", opts.out_dir,
+                "where metrics.csv and metrics.png are written (default fashion_mnist_output)")
+    ->type_name("DIR");
+  add_number(app, "--limit", opts.limit_examples, int64_t{1}, int64_t{60000},
+             "train on the first N examples only");
+  add_number(app, "--stop-after", opts.stop_after, 1, 1000,
+             "stop after N epochs of this run, as if interrupted (resume with --checkpoint)");
+  app.add_flag("--simulate", opts.simulate, "run on the deterministic simulation runtime");
+  app.add_flag("--quiet", opts.quiet, "no progress bar");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    std::exit(0);
+  } catch (const CLI::ParseError& e) {
+    throw std::invalid_argument(std::string(e.what()) + "; see --help");
   }
   if (opts.learning_rate == 0)
     opts.learning_rate = opts.optimizer == "adam" ? 3e-3 : 0.1;

@@ -2,7 +2,6 @@
 
 #include <cstdint>
 #include <string>
-#include <vector>
 
 namespace train {
 
@@ -24,11 +23,8 @@ struct Options {
   int stop_after = 0;             ///< 0: run to --epochs; else stop after this many epochs, as if interrupted
 };
 
-/// Parses argv; throws std::invalid_argument naming the flag, the value and
-/// what it accepts. `--help` prints usage and exits.
-[[nodiscard]] Options parse_options(const std::vector<std::string>& args);
-
-/// The usage text.
-[[nodiscard]] std::string usage();
+/// Parses the command line; throws std::invalid_argument naming the flag, the
+/// value and what it accepts. `--help` prints usage and exits.
+[[nodiscard]] Options parse_options(int argc, const char* const* argv);
 
 } // namespace train

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <troupe/core/errors.hpp>
 #include <troupe/net/tf_config_cluster_resolver.hpp>
@@ -140,6 +141,13 @@ TEST_CASE("TF_CONFIG ignores unknown keys", "[net][tf_config]") {
     R"({"cluster": {"worker": ["w:1", "w:2"]}, "task": {"type": "worker", "index": 1, "trial": "7"},)"
     R"( "job": {"foo": [1]}})");
   CHECK(resolver.task_id() == 1);
+  // Unknown keys may hold any kind of JSON value.
+  auto every_kind = TFConfigClusterResolver::from_json(
+    R"( {"a": null, "b": true, "c": false, "d": -12.5e1, "e": "x", "f": [1, [], {}], "g": {"h": 0},)"
+    "\n\t\r \"task\": {\"type\": \"worker\", \"index\": 0}, \"cluster\": {\"worker\": "
+    "[\"w:1\"]}} ");
+  CHECK(every_kind.task_type() == "worker");
+  CHECK(every_kind.task_id() == 0);
 }
 
 TEST_CASE("malformed TF_CONFIG errors quote the offending part and name the fix",
@@ -152,7 +160,7 @@ TEST_CASE("malformed TF_CONFIG errors quote the offending part and name the fix"
   auto c = GENERATE(values<Case>({
     {"bad json",
      R"({"cluster": {"worker": ["a:1" "b:2"]}})",
-     {"invalid JSON at byte 30", "expected ',' or ']'", "(near `"}},
+     {"invalid JSON at byte 34", "unexpected string literal; expected ']'", "(near `"}},
     {"not an object", R"(["a:1"])", {"expected a JSON object", "got array [\"a:1\"]"}},
     {"cluster not an object",
      R"({"cluster": ["a:1", "b:2"]})",
@@ -187,6 +195,9 @@ TEST_CASE("malformed TF_CONFIG errors quote the offending part and name the fix"
      R"({"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker"}})",
      {"\"task\" {\"type\": \"worker\"} has no \"index\"",
       "add \"index\": N (0..1 for job \"worker\")"}},
+    {"no index, task quoted in document order",
+     R"({"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "trial": [1, {}]}})",
+     {"\"task\" {\"type\": \"worker\", \"trial\": [1, {}]} has no \"index\""}},
     {"task not an object",
      R"({"cluster": {"worker": ["a:1"]}, "task": "worker"})",
      {"\"task\" must be an object", "got string \"worker\""}},
@@ -208,6 +219,18 @@ TEST_CASE("malformed TF_CONFIG errors quote the offending part and name the fix"
     {"fractional index",
      R"({"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 1.5}})",
      {"\"task\" \"index\" must be an integer, got number 1.5"}},
+    {"index written as a float",
+     R"({"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 1.0}})",
+     {"\"task\" \"index\" must be an integer, got number 1.0"}},
+    {"index with an exponent",
+     R"({"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 1e0}})",
+     {"\"task\" \"index\" must be an integer, got number 1.0"}},
+    {"index beyond int64",
+     R"({"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 99999999999999999999}})",
+     {"\"task\" \"index\" must be an integer, got number 1e+20"}},
+    {"index beyond int",
+     R"({"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 9007199254740993}})",
+     {"\"task\" \"index\" must be an integer, got number 9007199254740993"}},
     {"index not a number",
      R"({"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": "one"}})",
      {"\"task\" \"index\" must be an integer, got string \"one\""}},
@@ -222,6 +245,131 @@ TEST_CASE("malformed TF_CONFIG errors quote the offending part and name the fix"
   CHECK_THAT(message, Contains("TF_CONFIG"));
   for (const auto& part : c.expected)
     CHECK_THAT(message, Contains(part));
+}
+
+TEST_CASE("TF_CONFIG strings decode every JSON escape", "[net][tf_config]") {
+  auto resolver =
+    TFConfigClusterResolver::from_json(R"({"rpc_layer": "a\"b\\c\/d", "environment": "\b\f\n\r\t",)"
+                                       R"( "session_master": "\u0041\u00e9\u20AC\ud83d\ude00\u0000)"
+                                       "h\xc3\xa9llo\"}");
+  CHECK(resolver.rpc_layer() == "a\"b\\c/d");
+  CHECK(resolver.environment() == "\b\f\n\r\t");
+  // Surrogate pairs become one code point; raw UTF-8 passes through.
+  CHECK(resolver.master()
+        == std::string("A\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80") + '\0' + "h\xc3\xa9llo");
+}
+
+TEST_CASE("TF_CONFIG messages quote values as Python's json.dumps writes them",
+          "[net][tf_config]") {
+  auto message = error_of([] {
+    (void)TFConfigClusterResolver::from_json(
+      R"({"rpc_layer": [ "q\"\n\u0001" , {"b": [true,false,null,-1.5], "a": 0}, [ ], { } ]})");
+  });
+  CHECK_THAT(message,
+             Contains(R"("rpc_layer" must be a string, got array )"
+                      R"(["q\"\n\u0001", {"b": [true, false, null, -1.5], "a": 0}, [], {}])"));
+}
+
+TEST_CASE("TF_CONFIG JSON errors give the byte offset and quote the text around it",
+          "[net][tf_config]") {
+  struct Case {
+    std::string text;
+    const char* message; // expected in the error
+  };
+  // The offset is that of the last byte read when the error was found.
+  auto c = GENERATE(values<Case>({
+    {"", "at byte 0: syntax error while parsing value - unexpected end of input"},
+    {"   ", "at byte 3: syntax error while parsing value - unexpected end of input; expected '[', "
+            "'{', or a literal"},
+    {"[1, 2,]", "at byte 6: syntax error while parsing value - unexpected ']'"},
+    {R"({"a": 1,})", "at byte 8: syntax error while parsing object key - unexpected '}'"},
+    {R"({"a" 1})", "at byte 5: syntax error while parsing object separator - unexpected number "
+                   "literal; expected ':'"},
+    {R"({"a": 1 "b": 2})", "at byte 10: syntax error while parsing object - unexpected string "
+                           "literal; expected '}'"},
+    {"[1 2]",
+     "at byte 3: syntax error while parsing array - unexpected number literal; expected ']'"},
+    {R"({'a': 1})", "at byte 1: syntax error while parsing object key - invalid literal"},
+    {"['a']", "at byte 1: syntax error while parsing value - invalid literal"},
+    {"01", "at byte 1: syntax error while parsing value - unexpected number literal; expected end "
+           "of input"},
+    {"-", "at byte 1: syntax error while parsing value - invalid number; expected digit after '-'"},
+    {"1.",
+     "at byte 2: syntax error while parsing value - invalid number; expected digit after '.'"},
+    {"1e+", "at byte 3: syntax error while parsing value - invalid number; expected digit after "
+            "exponent sign"},
+    {"[1e999]", "at byte 6: number overflow parsing '1e999'"},
+    {"NaN", "at byte 0: syntax error while parsing value - invalid literal"},
+    {"True", "at byte 0: syntax error while parsing value - invalid literal"},
+    {"tru", "at byte 3: syntax error while parsing value - invalid literal"},
+    {"nul", "at byte 3: syntax error while parsing value - invalid literal"},
+    {"[1] x", "at byte 4: syntax error while parsing value - invalid literal"},
+    {"{} {}",
+     "at byte 3: syntax error while parsing value - unexpected '{'; expected end of input"},
+    {R"("abc)",
+     "at byte 4: syntax error while parsing value - invalid string: missing closing quote"},
+    {"\"a\nb\"", "at byte 2: syntax error while parsing value - invalid string: control character "
+                 "U+000A (LF) must be escaped to \\u000A or \\n"},
+    {R"("\x")", "at byte 2: syntax error while parsing value - invalid string: forbidden character "
+                "after backslash"},
+    {R"("\u12G4")", "at byte 5: syntax error while parsing value - invalid string: '\\u' must be "
+                    "followed by 4 hex digits"},
+    {R"("\udc00")", "at byte 6: syntax error while parsing value - invalid string: surrogate "
+                    "U+DC00..U+DFFF must follow U+D800..U+DBFF"},
+    {R"("\ud800x")", "at byte 7: syntax error while parsing value - invalid string: surrogate "
+                     "U+D800..U+DBFF must be followed by U+DC00..U+DFFF"},
+    {R"("\ud800\u0041")", "at byte 12: syntax error while parsing value - invalid string: "
+                          "surrogate U+D800..U+DBFF must be followed by U+DC00..U+DFFF"},
+    {"\"\xff\"",
+     "at byte 1: syntax error while parsing value - invalid string: ill-formed UTF-8 byte"},
+    {"\"\xc0\xaf\"", "at byte 1: syntax error while parsing value - invalid string: ill-formed "
+                     "UTF-8 byte"},
+    {"\"\xed\xa0\x80\"", "at byte 2: syntax error while parsing value - invalid string: "
+                         "ill-formed UTF-8 byte"},
+    {"[1, 2",
+     "at byte 5: syntax error while parsing array - unexpected end of input; expected ']'"},
+  }));
+  CAPTURE(c.text);
+  auto message = error_of([&] { (void)TFConfigClusterResolver::from_json(c.text); });
+  CHECK_THAT(message, Contains("invalid TF_CONFIG: invalid JSON ") && Contains(c.message));
+}
+
+TEST_CASE("TF_CONFIG JSON error snippets show about 20 characters around the offset on one line",
+          "[net][tf_config]") {
+  auto message = error_of([] {
+    (void)TFConfigClusterResolver::from_json("{\"cluster\": {\"worker\": [\"a:1\"\n \"b:2\"]}}");
+  });
+  // The error sits at byte 35 (the end of the second string); the snippet
+  // escapes the newline.
+  CHECK_THAT(message, Contains("at byte 35"));
+  CHECK_THAT(message, Contains("(near `...a:1\"\\n \"b:2\"]}}`)"));
+  auto whole = error_of([] { (void)TFConfigClusterResolver::from_json("[1 2]"); });
+  CHECK_THAT(whole, Contains("(near `[1 2]`)"));
+}
+
+TEST_CASE("TF_CONFIG refuses a key twice in one object", "[net][tf_config]") {
+  CHECK_THAT(error_of([] { (void)TFConfigClusterResolver::from_json(R"({"a": 1, "a": 2})"); }),
+             Contains("invalid JSON at byte 11: duplicate key \"a\" in object"));
+  // Deep inside, as at the top.
+  auto nested = error_of([] {
+    (void)TFConfigClusterResolver::from_json(
+      R"({"cluster": {"worker": ["w:1"]}, "x": {"a": 1, "b": [{"a": 2}], "a": 3}})");
+  });
+  CHECK_THAT(nested, Contains("at byte 66: duplicate key \"a\" in object"));
+  // The same key in sibling objects is no duplicate.
+  CHECK_NOTHROW(
+    TFConfigClusterResolver::from_json(R"({"x": [{"a": 1}, {"a": 2}], "a": {"a": 3}})"));
+}
+
+TEST_CASE("TF_CONFIG refuses JSON nested deeper than 256 levels", "[net][tf_config]") {
+  // TF_CONFIG's object is the first level.
+  CHECK_NOTHROW(TFConfigClusterResolver::from_json(R"({"x": )" + std::string(255, '[')
+                                                   + std::string(255, ']') + "}"));
+  auto message = error_of([] {
+    (void)TFConfigClusterResolver::from_json(R"({"x": )" + std::string(300, '[')
+                                             + std::string(300, ']') + "}");
+  });
+  CHECK_THAT(message, Contains("at byte 261: values are nested deeper than 256 levels"));
 }
 
 TEST_CASE("TF_CONFIG is read from the environment", "[net][tf_config]") {
@@ -244,7 +392,7 @@ TEST_CASE("TF_CONFIG is read from the environment", "[net][tf_config]") {
   {
     ScopedEnv env("TF_CONFIG", "{not json");
     REQUIRE_THROWS_WITH(TFConfigClusterResolver(),
-                        Contains("invalid TF_CONFIG: invalid JSON at byte 1"));
+                        Contains("invalid TF_CONFIG: invalid JSON at byte 2"));
   }
 }
 

@@ -50,6 +50,17 @@ TEST_CASE("troupe-launch options stop at the program and leave its arguments alo
   CHECK(after_dashes.program == std::vector<std::string>{"-prog", "--help"});
 }
 
+TEST_CASE("troupe-launch options read numbers in decimal and let the last repeat win", "[launch]") {
+  const Options opts = parse_options({"--workers", "010", "--workers=3", "--ps", "07", "prog"});
+  CHECK(opts.workers == 3);
+  CHECK(opts.ps == 7);
+  CHECK(parse_options({"--workers", "010", "prog"}).workers == 10);
+  CHECK_THAT(error_of({"--workers", "0x10", "prog"}),
+             Catch::Contains("--workers \"0x10\" is not valid"));
+  CHECK_THAT(error_of({"--base-port", "-1", "--attach", "prog"}),
+             Catch::Contains("--base-port \"-1\" is not valid"));
+}
+
 TEST_CASE("troupe-launch rank mode options take hosts and a base port", "[launch]") {
   const Options opts = parse_options({"--attach", "--chief", "--base-port", "30000", "--hosts",
                                       "a,b,c", "--workers-per-node", "4", "--", "prog"});
@@ -70,9 +81,9 @@ TEST_CASE("troupe-launch option errors name the flag and the fix", "[launch]") {
     {{"--ps", "1.5", "prog"}, "--ps"},
     {{"--grace-seconds", "-1", "prog"}, "--grace-seconds"},
     {{"--timeout-seconds", "soon", "prog"}, "--timeout-seconds"},
-    {{"--ps"}, "--ps needs a value"},
+    {{"--ps"}, "--ps: 1 required VALUE missing; see troupe-launch --help"},
     {{"--frobnicate", "prog"}, "unknown option \"--frobnicate\""},
-    {{"--chief=yes", "prog"}, "--chief takes no value"},
+    {{"--chief=yes", "prog"}, "--chief: takes no value: write --chief alone"},
     {{"--workers", "0", "prog"}, "--workers 0 leaves the cluster without a worker or chief"},
     {{"--hosts", "a,b", "prog"}, "--hosts is only used with --attach"},
     {{"--base-port", "70000", "--attach", "prog"}, "--base-port \"70000\" is not valid"},

@@ -19,8 +19,9 @@ struct TfConfig {
 };
 
 /// Parses TF_CONFIG's JSON: an object with "cluster" (object of string
-/// arrays) and "task" (object with "type" and "index"). Throws
-/// std::invalid_argument with the offset on anything else.
+/// arrays) and "task" (object with "type" and "index"). Throws on anything
+/// else: nlohmann's exceptions (malformed JSON, with its offset, or a value of
+/// the wrong type) or std::invalid_argument (an unexpected key).
 [[nodiscard]] TfConfig parse_tf_config(const std::string& json);
 
 /// The port of "host:port".

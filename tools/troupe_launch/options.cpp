@@ -4,18 +4,30 @@
 #include <set>
 #include <stdexcept>
 
+#include <CLI/CLI.hpp>
+
 namespace troupe::launch {
 
 namespace {
 
+/// Adds `flag`, whose value must be a decimal number in [min, max]. Read with
+/// from_chars: CLI11's own conversion takes 010 as octal and wraps -1 around
+/// for unsigned types.
 template <class T>
-T parse_number(const std::string& flag, const std::string& text, T min, T max, const char* what) {
-  T value{};
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc{} || ptr != end || !(value >= min && value <= max))
-    throw std::invalid_argument(flag + " \"" + text + "\" is not valid: expected " + what);
-  return value;
+void add_number(CLI::App& app, const std::string& flag, T& target, T min, T max,
+                const std::string& expected) {
+  app
+    .add_option_function<std::string>(
+      flag,
+      [=, &target](const std::string& text) {
+        T value{};
+        const char* end = text.data() + text.size();
+        auto [ptr, ec] = std::from_chars(text.data(), end, value);
+        if (text.empty() || ec != std::errc{} || ptr != end || !(value >= min && value <= max))
+          throw CLI::ValidationError(flag + " \"" + text + "\" is not valid: expected " + expected);
+        target = value;
+      })
+    ->type_name("VALUE");
 }
 
 std::vector<std::string> split_hosts(const std::string& flag, const std::string& text) {
@@ -26,14 +38,25 @@ std::vector<std::string> split_hosts(const std::string& flag, const std::string&
     std::string host =
       text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
     if (host.empty())
-      throw std::invalid_argument(flag + " \"" + text
-                                  + "\" has an empty host name: expected a comma-separated list "
-                                    "such as node1,node2");
+      throw CLI::ValidationError(flag + " \"" + text
+                                 + "\" has an empty host name: expected a comma-separated list "
+                                   "such as node1,node2");
     hosts.push_back(std::move(host));
     if (comma == std::string::npos)
       return hosts;
     begin = comma + 1;
   }
+}
+
+/// Adds `flag`, which takes no value ("--chief=yes" is an error).
+void add_flag(CLI::App& app, const std::string& flag, bool& target) {
+  app.add_flag(flag, target)
+    ->check(CLI::Validator(
+      [flag](std::string& value) {
+        // CLI11 passes "true" for the bare flag.
+        return value == "true" ? std::string() : "takes no value: write " + flag + " alone";
+      },
+      ""));
 }
 
 // The flags each mode accepts, for messages that name the fix.
@@ -98,89 +121,66 @@ std::string usage() {
 
 Options parse_options(const std::vector<std::string>& args) {
   Options opts;
-  std::set<std::string, std::less<>> given;
-  size_t i = 0;
-  for (; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--") {
-      ++i;
-      break;
-    }
-    if (arg.empty() || arg[0] != '-')
-      break;
-    // `--flag=value` and `--flag value` both work.
-    std::string flag = arg;
-    std::string inline_value;
-    bool has_inline_value = false;
-    if (const size_t eq = arg.find('='); arg.starts_with("--") && eq != std::string::npos) {
-      flag = arg.substr(0, eq);
-      inline_value = arg.substr(eq + 1);
-      has_inline_value = true;
-    }
-    auto value = [&]() -> std::string {
-      if (has_inline_value)
-        return inline_value;
-      if (i + 1 >= args.size())
-        throw std::invalid_argument(flag + " needs a value; see troupe-launch --help");
-      return args[++i];
-    };
-    auto no_value = [&] {
-      if (has_inline_value)
-        throw std::invalid_argument(flag + " takes no value: write " + flag + " alone");
-    };
-    if (flag == "--help" || flag == "-h") {
-      no_value();
-      opts.help = true;
-      return opts;
-    } else if (flag == "--workers") {
-      opts.workers =
-        parse_number<int>(flag, value(), 0, 4096, "a whole number of workers from 0 to 4096");
-    } else if (flag == "--ps") {
-      opts.ps = parse_number<int>(flag, value(), 0, 4096,
-                                  "a whole number of parameter servers from 0 to 4096");
-    } else if (flag == "--chief") {
-      no_value();
-      opts.chief = true;
-    } else if (flag == "--evaluator") {
-      no_value();
-      opts.evaluator = true;
-    } else if (flag == "--host") {
-      opts.host = value();
-      if (opts.host.empty())
-        throw std::invalid_argument("--host needs an address of this machine, such as 127.0.0.1");
-    } else if (flag == "--grace-seconds") {
-      opts.grace_seconds =
-        parse_number<double>(flag, value(), 0.0, 86400.0, "seconds from 0 to 86400");
-    } else if (flag == "--timeout-seconds") {
-      opts.timeout_seconds = parse_number<double>(flag, value(), 0.0, 31536000.0,
-                                                  "seconds from 0 (no deadline) to 31536000");
-    } else if (flag == "--attach") {
-      no_value();
-      opts.attach = true;
-    } else if (flag == "--base-port") {
-      opts.base_port = parse_number<int>(flag, value(), 1, 65535, "a TCP port from 1 to 65535");
-    } else if (flag == "--hosts") {
-      opts.hosts = split_hosts(flag, value());
-    } else if (flag == "--workers-per-node") {
-      // Accepted for command lines written for other launchers; the layout
-      // comes from mpirun or srun.
-      (void)parse_number<int>(flag, value(), 1, 4096, "a whole number from 1 to 4096");
-    } else {
-      throw std::invalid_argument("unknown option \"" + flag
-                                  + "\"; see troupe-launch --help (put the program after "
-                                    "-- if the option is the program's)");
-    }
-    given.insert(flag);
+  CLI::App app;
+  // Repeating an option is no error: the last value counts.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  add_number(app, "--workers", opts.workers, 0, 4096, "a whole number of workers from 0 to 4096");
+  add_number(app, "--ps", opts.ps, 0, 4096, "a whole number of parameter servers from 0 to 4096");
+  add_flag(app, "--chief", opts.chief);
+  add_flag(app, "--evaluator", opts.evaluator);
+  app
+    .add_option_function<std::string>(
+      "--host",
+      [&](const std::string& host) {
+        if (host.empty())
+          throw CLI::ValidationError("--host needs an address of this machine, such as 127.0.0.1");
+        opts.host = host;
+      })
+    ->type_name("VALUE");
+  add_number(app, "--grace-seconds", opts.grace_seconds, 0.0, 86400.0, "seconds from 0 to 86400");
+  add_number(app, "--timeout-seconds", opts.timeout_seconds, 0.0, 31536000.0,
+             "seconds from 0 (no deadline) to 31536000");
+  add_flag(app, "--attach", opts.attach);
+  add_number(app, "--base-port", opts.base_port, 1, 65535, "a TCP port from 1 to 65535");
+  app
+    .add_option_function<std::string>(
+      "--hosts", [&](const std::string& text) { opts.hosts = split_hosts("--hosts", text); })
+    ->type_name("VALUE");
+  // Accepted for command lines written for other launchers; the layout comes
+  // from mpirun or srun.
+  int workers_per_node = 1;
+  add_number(app, "--workers-per-node", workers_per_node, 1, 4096, "a whole number from 1 to 4096");
+  // Options end at the program: it and everything after it are the program's.
+  app.prefix_command();
+
+  // CLI11 takes the arguments last first.
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    opts.help = true;
+    return opts;
+  } catch (const CLI::ParseError& e) {
+    throw std::invalid_argument(std::string(e.what()) + "; see troupe-launch --help");
   }
-  opts.program.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  opts.program = app.remaining();
+  if (!opts.program.empty() && opts.program.front() == "--") {
+    opts.program.erase(opts.program.begin());
+  } else if (!opts.program.empty() && opts.program.front().starts_with('-')) {
+    // prefix_command() leaves an unknown option to the program: refuse it here.
+    const auto& arg = opts.program.front();
+    throw std::invalid_argument("unknown option \"" + arg.substr(0, arg.find('='))
+                                + "\"; see troupe-launch --help (put the program after "
+                                  "-- if the option is the program's)");
+  }
 
   if (opts.attach) {
-    for (const auto& flag : given)
-      if (local_only.contains(flag) && flag != "--chief")
+    for (const auto& flag : local_only)
+      if (app.count(flag) > 0 && flag != "--chief")
         throw std::invalid_argument(attach_conflict(flag));
   } else {
-    for (const auto& flag : given)
-      if (attach_only.contains(flag))
+    for (const auto& flag : attach_only)
+      if (app.count(flag) > 0)
         throw std::invalid_argument(
           flag + " is only used with --attach (rank mode under mpirun or srun); drop " + flag
           + " or add --attach");

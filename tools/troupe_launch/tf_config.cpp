@@ -1,32 +1,12 @@
 #include "tf_config.hpp"
 
-#include <cstdio>
 #include <stdexcept>
+
+#include <nlohmann/json.hpp>
 
 namespace troupe::launch {
 
 namespace {
-
-void append_json_string(std::string& out, std::string_view text) {
-  out += '"';
-  for (char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
-          out += escaped;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-}
 
 std::string count_of(int n, const char* singular, const char* plural) {
   return std::to_string(n) + " " + (n == 1 ? singular : plural);
@@ -95,24 +75,13 @@ ClusterSpec make_cluster_spec(const ClusterShape& shape,
 }
 
 std::string tf_config_json(const ClusterSpec& cluster, const TaskId& task) {
-  std::string out = "{\"cluster\":{";
-  for (size_t j = 0; j < cluster.jobs.size(); ++j) {
-    if (j > 0)
-      out += ',';
-    append_json_string(out, cluster.jobs[j].first);
-    out += ":[";
-    const auto& tasks = cluster.jobs[j].second;
-    for (size_t t = 0; t < tasks.size(); ++t) {
-      if (t > 0)
-        out += ',';
-      append_json_string(out, tasks[t]);
-    }
-    out += ']';
-  }
-  out += "},\"task\":{\"type\":";
-  append_json_string(out, task.type);
-  out += ",\"index\":" + std::to_string(task.index) + "}}";
-  return out;
+  // ordered_json keeps the keys in the order documented in tf_config.hpp.
+  nlohmann::ordered_json jobs = nlohmann::ordered_json::object();
+  for (const auto& [job, tasks] : cluster.jobs)
+    jobs[job] = tasks;
+  const nlohmann::ordered_json config = {{"cluster", jobs},
+                                         {"task", {{"type", task.type}, {"index", task.index}}}};
+  return config.dump();
 }
 
 std::string describe_ports(const std::vector<uint16_t>& ports) {

@@ -7,7 +7,6 @@ enum class DType : unsigned char;
 enum class Errc : unsigned char;
 class DeviceSpec;
 class Error;
-class JsonValue;
 class Shape;
 class Tensor;
 struct float16;
