@@ -78,12 +78,7 @@ Options parse(int argc, char** argv) {
   app.add_option("--ranks", opts.ranks, "worker process counts (default 2,4)")
     ->delimiter(',')
     ->check(CLI::Range(2, 64));
-  app
-    .add_option("--sizes", opts.sizes,
-                "float32 buffer sizes (default 4K,64K,1M,16M,64M; 4K,1M with --quick)")
-    ->delimiter(',')
-    ->transform(CLI::AsSizeValue(false))
-    ->check(CLI::Validator(troupe::bench::check_float32_bytes, "FLOAT32_BYTES"));
+  troupe::bench::add_float32_sizes_option(app, opts.sizes);
   app.add_option("--launcher", opts.launcher, "the troupe-launch to run (default: the built one)")
     ->type_name("PATH");
   try {

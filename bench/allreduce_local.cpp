@@ -60,12 +60,7 @@ Options parse(int argc, char** argv) {
                 "replica counts of the overhead cases (default 1,2,8)")
     ->delimiter(',')
     ->check(CLI::Range(1, 64));
-  app
-    .add_option("--sizes", opts.sizes,
-                "float32 buffer sizes (default 4K,64K,1M,16M,64M; 4K,1M with --quick)")
-    ->delimiter(',')
-    ->transform(CLI::AsSizeValue(false))
-    ->check(CLI::Validator(troupe::bench::check_float32_bytes, "FLOAT32_BYTES"));
+  troupe::bench::add_float32_sizes_option(app, opts.sizes);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

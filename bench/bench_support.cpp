@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include <CLI/CLI.hpp>
+
 namespace troupe::bench {
 
 double median(std::vector<double> samples) {
@@ -170,13 +172,19 @@ std::string human_bytes(std::size_t bytes) {
   return std::to_string(bytes) + " " + units[u];
 }
 
-std::string check_float32_bytes(const std::string& bytes) {
-  std::size_t value = 0;
-  const auto [end, ec] = std::from_chars(bytes.data(), bytes.data() + bytes.size(), value);
-  if (ec != std::errc{} || end != bytes.data() + bytes.size() || value == 0
-      || value % sizeof(float) != 0)
-    return bytes + " bytes is not a positive multiple of 4 bytes (one float32)";
-  return {};
+void add_float32_sizes_option(CLI::App& app, std::vector<std::size_t>& sizes) {
+  // AsSizeValue turns "4K" into a byte count as text; the check reads it back.
+  const auto check = [](const std::string& bytes) -> std::string {
+    std::size_t value = 0;
+    const auto [end, ec] = std::from_chars(bytes.data(), bytes.data() + bytes.size(), value);
+    if (ec != std::errc{} || end != bytes.data() + bytes.size() || value == 0 || value % sizeof(float) != 0)
+      return bytes + " bytes is not a positive multiple of 4 bytes (one float32)";
+    return {};
+  };
+  app.add_option("--sizes", sizes, "float32 buffer sizes (default 4K,64K,1M,16M,64M; 4K,1M with --quick)")
+    ->delimiter(',')
+    ->transform(CLI::AsSizeValue(false))
+    ->check(CLI::Validator(check, "FLOAT32_BYTES"));
 }
 
 // -- CopyProbe ----------------------------------------------------------------------

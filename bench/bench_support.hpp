@@ -12,6 +12,10 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+} // namespace CLI
+
 namespace troupe::bench {
 
 using Clock = std::chrono::steady_clock;
@@ -105,9 +109,8 @@ inline void do_not_optimize(const T& value) {
 /// "4 KiB", "64 MiB": a byte count for humans.
 [[nodiscard]] std::string human_bytes(std::size_t bytes);
 
-/// Why `bytes` (a byte count as text, as CLI11's AsSizeValue leaves it) is no
-/// float32 buffer size, for a CLI11 check; empty when it is a positive multiple
-/// of 4.
-[[nodiscard]] std::string check_float32_bytes(const std::string& bytes);
+/// Adds the all-reduce benchmarks' --sizes option to `app`: a comma-separated
+/// list of float32 buffer sizes ("4K,1M"), each a positive multiple of 4 bytes.
+void add_float32_sizes_option(CLI::App& app, std::vector<std::size_t>& sizes);
 
 } // namespace troupe::bench
