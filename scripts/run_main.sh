@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds troupe (scripts/setup.sh), then runs the main job; extra arguments are
-# passed to it, e.g. `scripts/run_main.sh --simulate 7`.
+# passed to it, e.g. `scripts/run_main.sh --simulate --seed 7`.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

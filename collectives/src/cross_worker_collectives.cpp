@@ -317,11 +317,24 @@ void CrossWorkerCollectives::on_frame(int from, const FrameHeader& header, const
     fail_key(key, abort.code, describe(key) + " failed on task " + task_name(from) + ": " + abort.reason, false);
     return;
   }
+  if (header.type != FrameType::announce && header.type != FrameType::data) {
+    fail_key(key, Errc::internal, describe(key) + " failed: task " + task_name(from) + " sent a frame of type "
+                                    + std::to_string(static_cast<int>(header.type))
+                                    + ", which the collective protocol does not have there",
+             true);
+    return;
+  }
   auto& slot = keys_[key];
   if (!slot)
     slot = std::make_unique<Key>(size());
   auto& state = *slot;
   if (header.type == FrameType::announce) {
+    // Counted once per worker: a second announce would count a worker twice
+    // and let an all_gather start without another's block.
+    if (state.announced[static_cast<size_t>(from)]) {
+      fail_key(key, Errc::internal, describe(key) + " failed: task " + task_name(from) + " announced it twice", true);
+      return;
+    }
     try {
       auto announce = AnnouncePayload::decode(bytes);
       if (announce.local_replicas != setup_.local_replicas)

@@ -22,6 +22,7 @@ RingAllReduce::RingAllReduce(PeerLink& link, int rank, int size, Tensor buffer, 
   steps_ = options_.reduce_scatter_only ? size_ - 1 : 2 * (size_ - 1);
   for (int t = 0; t < steps_; ++t)
     expected_ += chunks_of(recv_segment(t));
+  received_tags_.assign(static_cast<size_t>(steps_) * static_cast<size_t>(max_chunks_), false);
 }
 
 std::pair<int64_t, int64_t> RingAllReduce::segment(int64_t count, int n, int s) noexcept {
@@ -76,6 +77,11 @@ void RingAllReduce::on_frame(int from, uint32_t tag, const FrameBytes& bytes) {
   if (done_ || step >= steps_ || chunk >= chunks_of(seg))
     protocol_error(rank_, from, tag, "names step " + std::to_string(step) + ", chunk " + std::to_string(chunk)
                    + ", which this ring does not have or already received");
+  // A chunk that came twice would be added twice: the link's duplicate is an error, not a sum.
+  if (received_tags_[tag])
+    protocol_error(rank_, from, tag, "repeats step " + std::to_string(step) + ", chunk " + std::to_string(chunk)
+                   + ", which this ring already received");
+  received_tags_[tag] = true;
   const auto [begin, end] = segment(count_, size_, seg);
   const int64_t first = begin + chunk * chunk_elems_;
   const int64_t last = std::min(end, first + chunk_elems_);

@@ -258,3 +258,15 @@ TEST_CASE("a frame that does not fit the ring protocol is an error naming it", "
   REQUIRE_THROWS_WITH(ring.on_frame(2, 0, FrameBytes{nullptr, junk.data(), junk.size()}),
                       Catch::Contains("carries 7 bytes where 40 were expected"));
 }
+
+TEST_CASE("a ring chunk that arrives twice is an error, not added twice", "[collectives][peer]") {
+  // 3 ranks, 30 float32 elements, chunks of 4 elements: rank 0 receives
+  // segment 1 (10 elements, 3 chunks) from rank 2 at step 0.
+  MemoryNetwork net(3);
+  RingAllReduce ring(net.link(0), 0, 3, rank_input(0, 30, DType::float32), RingOptions{16, false});
+  ring.start();
+  std::vector<float> chunk(4, 1.0f);
+  const FrameBytes bytes{nullptr, reinterpret_cast<const std::byte*>(chunk.data()), chunk.size() * sizeof(float)};
+  ring.on_frame(2, 0, bytes);
+  REQUIRE_THROWS_WITH(ring.on_frame(2, 0, bytes), Catch::Contains("repeats step 0, chunk 0"));
+}

@@ -73,6 +73,21 @@ TEST_CASE("replicas that issue different collectives get an error, not a hang",
   CHECK_THAT(error.what(), Contains("replica 1 sent all_gather(axis=0) of int32 (2,)"));
 }
 
+TEST_CASE("replicas that reduce the same tensors with SUM and MEAN fail with a mismatch",
+          "[strategies][collective_failure]") {
+  TROUPE_FOR_EACH_RUNTIME_MODE(mode);
+  auto rt = make_runtime(mode, 2);
+  MirroredStrategy strategy(*rt, cpu_devices(2));
+  auto error = run_error(strategy, [] {
+    auto& ctx = get_replica_context();
+    const auto op = ctx.replica_id_in_sync_group() == 0 ? ReduceOp::SUM : ReduceOp::MEAN;
+    (void)ctx.all_reduce(op, Tensor::from_vector<float>({1, 2}));
+  });
+  CHECK(error.code() == Errc::key_mismatch);
+  CHECK_THAT(error.what(), Contains("replica 0 sent all_reduce(SUM)"));
+  CHECK_THAT(error.what(), Contains("replica 1 sent all_reduce(MEAN)"));
+}
+
 TEST_CASE("mismatched dtypes fail the all_gather on every replica", "[strategies][collective_failure]") {
   TROUPE_FOR_EACH_RUNTIME_MODE(mode);
   auto rt = make_runtime(mode, 3);

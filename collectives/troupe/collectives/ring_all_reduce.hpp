@@ -77,6 +77,7 @@ private:
   int steps_ = 0;
   int64_t expected_ = 0;
   int64_t received_ = 0;
+  std::vector<bool> received_tags_; ///< per tag (step x max_chunks + chunk): a duplicate is a protocol error
 };
 
 } // namespace troupe::internal
