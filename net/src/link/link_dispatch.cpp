@@ -6,8 +6,7 @@ namespace troupe::internal {
 
 namespace {
 
-// Frames for groups this process has not created yet are kept up to this many
-// per group; more means the workers created different strategies.
+// Also bounds frames without payload (announces are small, but not free).
 constexpr size_t max_early_frames = 1 << 16;
 
 } // namespace
@@ -23,8 +22,10 @@ void LinkDispatch::on_register(const LinkRegisterMsg& msg) {
   // must see them in that order (a worker that aborted a collective and then
   // exited is reported by its abort, not by its exit).
   if (auto i = early_.find(msg.group); i != early_.end()) {
-    for (auto& frame : i->second)
+    for (auto& frame : i->second.frames)
       frame_(msg.actor, std::move(frame));
+    for (const auto& [rank, loss] : i->second.overflowed)
+      loss_(msg.actor, loss);
     early_.erase(i);
   }
   for (const auto& [rank, loss] : lost_)
@@ -36,15 +37,27 @@ void LinkDispatch::on_frame(LinkFrameMsg msg) {
     frame_(i->second, std::move(msg));
     return;
   }
-  auto& queue = early_[msg.header.group];
-  if (queue.size() >= max_early_frames) {
-    TROUPE_LOG(error, "net") << "dropping frames of strategy group " << msg.header.group
-                             << " from rank " << msg.from
-                             << ": this worker never created that strategy (every worker must create the same "
-                                "strategies in the same order)";
+  auto& early = early_[msg.header.group];
+  if (early.overflowed.count(msg.from) != 0)
+    return;
+  if (early.frames.size() >= max_early_frames || early.bytes + msg.bytes.size > max_early_bytes_) {
+    const auto bound = max_early_bytes_ >= (std::size_t{1} << 20) ? std::to_string(max_early_bytes_ >> 20) + " MiB"
+                                                                  : std::to_string(max_early_bytes_) + " bytes";
+    const auto why = "it sent more than " + bound + " or "
+                     + std::to_string(max_early_frames) + " frames for strategy group " + std::to_string(msg.header.group)
+                     + " before this worker created that strategy (every worker must create the same strategies in "
+                       "the same order)";
+    TROUPE_LOG(error, "net") << "dropping frames from rank " << msg.from << ": " << why;
+    early.overflowed.emplace(msg.from, PeerLostMsg{msg.from, why, false});
+    // Its frames so far are useless without the dropped ones.
+    std::erase_if(early.frames, [&](const LinkFrameMsg& f) { return f.from == msg.from; });
+    early.bytes = 0;
+    for (const auto& f : early.frames)
+      early.bytes += f.bytes.size;
     return;
   }
-  queue.push_back(std::move(msg));
+  early.bytes += msg.bytes.size;
+  early.frames.push_back(std::move(msg));
 }
 
 void LinkDispatch::on_peer_lost(int rank, const std::string& why, bool left) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -21,13 +22,22 @@ public:
   using DeliverFrame = std::function<void(const caf::actor&, LinkFrameMsg)>;
   using DeliverLoss = std::function<void(const caf::actor&, PeerLostMsg)>;
 
-  LinkDispatch(DeliverFrame frame, DeliverLoss loss) : frame_(std::move(frame)), loss_(std::move(loss)) {}
+  /// Frames of a group this process has not created yet are kept up to
+  /// `max_early_bytes` of payload per group: one collective's first frames
+  /// fit, since no peer gets further without this worker.
+  static constexpr std::size_t default_max_early_bytes = std::size_t{1} << 30;
+
+  LinkDispatch(DeliverFrame frame, DeliverLoss loss, std::size_t max_early_bytes = default_max_early_bytes)
+    : frame_(std::move(frame)), loss_(std::move(loss)), max_early_bytes_(max_early_bytes) {}
 
   /// Registers (or, with a null actor, unregisters) a group; hands it the
   /// frames and losses it missed.
   void on_register(const LinkRegisterMsg& msg);
 
-  /// A frame for `msg.header.group` arrived.
+  /// A frame for `msg.header.group` arrived. Past the early-frame bound the
+  /// group's early frames are dropped, and when it registers it learns the
+  /// sender as lost to it (naming the overflow), so its collectives fail
+  /// instead of waiting for frames that were dropped.
   void on_frame(LinkFrameMsg msg);
 
   /// Peer `rank` is gone (`left`: after a bye): every group hears it once,
@@ -40,7 +50,13 @@ private:
   DeliverFrame frame_;
   DeliverLoss loss_;
   std::map<uint64_t, caf::actor> groups_;
-  std::map<uint64_t, std::deque<LinkFrameMsg>> early_;
+  struct Early {
+    std::deque<LinkFrameMsg> frames;
+    std::size_t bytes = 0;
+    std::map<int, PeerLostMsg> overflowed; ///< senders whose frames were dropped
+  };
+  std::size_t max_early_bytes_;
+  std::map<uint64_t, Early> early_;
   std::map<int, PeerLostMsg> lost_;
 };
 
