@@ -212,10 +212,16 @@ TEST_CASE("workers issuing different collective kinds under one key fail with a 
     else
       (void)h.collective(all_gather(0, {Tensor::zeros({1}, DType::float32)}));
   });
-  // Different collectives under one key: a mismatch on both, not a wait.
-  REQUIRE(errors[0][0]);
-  REQUIRE(errors[1][0]);
-  CHECK_THAT(what(errors[0][0]), Contains("mismatched"));
+  // Different collectives under one key: a mismatch on both, not a wait (a
+  // timeout would be Errc::timeout and name no fingerprints).
+  for (int w = 0; w < 2; ++w) {
+    REQUIRE(errors[static_cast<size_t>(w)][0]);
+    INFO(what(errors[static_cast<size_t>(w)][0]));
+    CHECK(troupe::testing::error_code_of([&] { std::rethrow_exception(errors[static_cast<size_t>(w)][0]); })
+          == Errc::key_mismatch);
+    CHECK_THAT(what(errors[static_cast<size_t>(w)][0]), Contains("task worker:0 sent all_reduce(SUM)")
+                                                           && Contains("task worker:1 sent all_gather(axis=0)"));
+  }
 }
 
 TEST_CASE("the same seed replays the same cross-worker interleaving", "[actors][cluster]") {

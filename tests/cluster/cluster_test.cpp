@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "support/skip.hpp"
 #include "support/test_process.hpp"
 
 using troupe::testing::run_launcher;
@@ -289,11 +290,9 @@ TEST_CASE("workers on distinct addresses in network namespaces form a cluster", 
     std::string a, b;
     ~Cleanup() { std::system(("ip netns del " + a + " 2>/dev/null; ip netns del " + b + " 2>/dev/null").c_str()); }
   } cleanup{ns0, ns1};
-  if (std::system((setup + " 2>/dev/null").c_str()) != 0) {
-    WARN("skipped: cannot create network namespaces here (needs root and iproute2's `ip netns`); "
-         "run the test as root to cover workers on distinct addresses");
-    return;
-  }
+  if (std::system((setup + " 2>/dev/null").c_str()) != 0)
+    TROUPE_SKIP("cannot create network namespaces here (needs root and iproute2's `ip netns`); "
+                "run the test as root to cover workers on distinct addresses");
   const std::string cluster = R"({"worker": ["10.231.0.1:4101", "10.231.0.2:4102"]})";
   auto tf_config = [&](int index) {
     return R"({"cluster": )" + cluster + R"(, "task": {"type": "worker", "index": )" + std::to_string(index) + "}}";

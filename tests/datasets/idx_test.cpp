@@ -12,6 +12,8 @@
 #include <troupe/core/tensor.hpp>
 #include <troupe/datasets/idx.hpp>
 
+#include "support/skip.hpp"
+
 #include "datasets/format_test_util.hpp"
 
 using namespace troupe;
@@ -192,11 +194,8 @@ TEST_CASE("read_idx names the file and what is wrong with it", "[datasets][idx]"
 
 TEST_CASE("read_idx reads Debian's Fashion-MNIST", "[datasets][idx][fashion_mnist]") {
   const std::filesystem::path dir = fashion_mnist_dir;
-  if (!std::filesystem::exists(dir / "train-labels-idx1-ubyte.gz")) {
-    WARN("Fashion-MNIST is not installed in " << dir
-                                              << " (apt install dataset-fashion-mnist); skipped");
-    return;
-  }
+  if (!std::filesystem::exists(dir / "train-labels-idx1-ubyte.gz"))
+    TROUPE_SKIP("Fashion-MNIST is not installed in " << dir << " (apt install dataset-fashion-mnist)");
   struct Split {
     const char* name;
     int64_t count;
