@@ -212,6 +212,12 @@ Tensor read_idx(const std::string& path) {
       truncated(path, body, expected, got);
     widen(stored.data(), reinterpret_cast<int32_t*>(out), count, type->stored_bytes);
   }
+  // Bytes past the data mean the header does not describe the file (a
+  // corrupted rank or dimension): refuse rather than return part of it.
+  unsigned char extra = 0;
+  if (reader.read(&extra, 1) != 0)
+    fail(Errc::data_loss, "read_idx: " + internal::quoted(path) + " has bytes after " + body
+                            + ": its header does not describe the file (a corrupted rank or dimension?)");
   return result;
 }
 

@@ -171,6 +171,19 @@ TEST_CASE("read_idx names the file and what is wrong with it", "[datasets][idx]"
           == "read_idx: \"" + path
                + "\" is truncated: the data of shape (10, 10) (int) needs 400 bytes, found 17");
   }
+  SECTION("bytes after the data") {
+    const bool gzip = GENERATE(false, true);
+    write_idx(path, idx_bytes(0x08, {2, 2}, "abcde"), gzip);
+    CHECK_THAT(error_of([&] { (void)read_idx(path); }, Errc::data_loss),
+               Catch::StartsWith("read_idx: \"" + path + "\" has bytes after the data of shape (2, 2) (ubyte)"));
+  }
+  SECTION("a corrupted rank byte: two more dimensions of 0 would read as an empty tensor") {
+    // 60000 x 28 x 28 images whose rank byte says 5: the "dimensions" 4 and 5
+    // are the first 8 data bytes (zeros), so the shape claims no data at all.
+    write_file(path, idx_bytes(0x08, {3, 2, 2, 0, 0}, std::string(12, 'x')));
+    CHECK_THAT(error_of([&] { (void)read_idx(path); }, Errc::data_loss),
+               Catch::Contains("has bytes after the data of shape (3, 2, 2, 0, 0)"));
+  }
   SECTION("a gzip'ed header claiming more than the file can hold") {
     write_gzip(path, idx_bytes(0x08, {60000, 60000, 60000}, "abc"));
     CHECK_THAT(error_of([&] { (void)read_idx(path); }, Errc::data_loss),

@@ -10,8 +10,9 @@ namespace troupe {
 /// TT and rank RR, big-endian dimensions, then the data), plain or gzip'ed
 /// (by content, not name). unsigned-byte data gives a uint8 tensor; int32 an
 /// int32 tensor; float32 and float64 theirs (int8 and int16 widen to int32).
-/// A missing file, a wrong magic number or a truncated body is Error naming
-/// the file and what was expected.
+/// A missing file, a wrong magic number, a truncated body or bytes after the
+/// data (a header that does not describe the file) is Error naming the file
+/// and what was expected.
 [[nodiscard]] Tensor read_idx(const std::string& path);
 
 /// Where Debian's dataset-fashion-mnist package installs the data, and the
