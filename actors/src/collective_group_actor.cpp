@@ -110,8 +110,11 @@ caf::behavior CollectiveGroupActor::make_behavior() {
 }
 
 void CollectiveGroupActor::on_exit() {
-  if (cross_)
+  if (cross_) {
+    // The other workers must not wait out their timeout for this group.
+    cross_->abort_pending("its strategy was destroyed before this collective ended");
     send(setup_.link, LinkRegisterMsg{setup_.group_id, nullptr});
+  }
   cross_.reset();
   setup_.link = nullptr; // the link holds this actor until it reads the unregistration
 }

@@ -41,18 +41,29 @@ struct ReplicaGroup::Impl {
 
 ReplicaGroup::ReplicaGroup(Runtime& runtime, std::vector<DeviceSpec> devices,
                            std::vector<void*> frames, GroupOptions options, const caf::actor* link)
-  : impl_(std::make_unique<Impl>(runtime.impl())) {
+  : ReplicaGroup(runtime.impl(), std::move(devices), std::move(frames), std::move(options), link) {
+}
+
+ReplicaGroup::ReplicaGroup(RuntimeImpl& runtime, std::vector<DeviceSpec> devices,
+                           std::vector<void*> frames, GroupOptions options, const caf::actor* link)
+  : impl_(std::make_unique<Impl>(runtime)) {
   if (devices.empty())
     fail(Errc::invalid_argument, "a replica group needs at least one device");
   if (!(options.timeout_seconds > 0) || !std::isfinite(options.timeout_seconds))
     fail(Errc::invalid_argument, "the collective timeout must be a positive, finite number of seconds, got "
                                    + std::to_string(options.timeout_seconds)
                                    + "; collectives always have a deadline, so that a lost peer fails them");
-  auto& sys = impl_->runtime.system();
-  impl_->runtime.add_user();
-  const auto group_id = options.group_id != 0 ? options.group_id : impl_->runtime.next_group_id();
   if (options.cluster && (link == nullptr || !*link))
     fail(Errc::internal, "a multi-worker replica group needs the worker's data-plane link");
+  // A local id counts every group of this process, so it differs between
+  // workers that create different single-worker strategies: on the wire,
+  // only an id all workers agree on will do.
+  if (options.cluster && !options.group_id)
+    fail(Errc::internal, "a multi-worker replica group needs the id every worker gives it "
+                         "(RuntimeImpl::next_cluster_group_id), not a local one");
+  auto& sys = impl_->runtime.system();
+  impl_->runtime.add_user();
+  const auto group_id = options.group_id ? *options.group_id : impl_->runtime.next_group_id();
   GroupSetup setup{group_id, devices, to_timespan(options.timeout_seconds),
                    to_timespan(options.stall_warning_seconds), options.split_bytes, options.cluster,
                    options.cluster ? *link : caf::actor{}};

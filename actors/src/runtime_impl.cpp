@@ -9,6 +9,7 @@
 #include <caf/io/middleman.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
 
+#include <troupe/actors/agreement_group.hpp>
 #include <troupe/actors/scheduler_config.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/net/bootstrap/cluster_node.hpp>
@@ -57,6 +58,8 @@ RuntimeImpl::RuntimeImpl(caf::actor_system& system, const RuntimeOptions& option
 }
 
 RuntimeImpl::~RuntimeImpl() {
+  // The agreement group is the runtime's own user: it goes first.
+  agreement_.reset();
   if (const int users = users_.load(); users > 0) {
     std::fprintf(stderr,
                  "troupe: a Runtime was destroyed while %d strategies or distributed-dataset iterators still "
@@ -66,6 +69,14 @@ RuntimeImpl::~RuntimeImpl() {
     std::abort();
   }
   drain();
+}
+
+AgreementGroup& RuntimeImpl::agreement_group() {
+  if (!cluster_)
+    fail(Errc::internal, "the agreement group exists only in a runtime that joined a cluster of several tasks");
+  if (!agreement_)
+    agreement_ = std::make_unique<AgreementGroup>(*this, *cluster_);
+  return *agreement_;
 }
 
 void RuntimeImpl::init_devices(int logical_cpu_devices) {

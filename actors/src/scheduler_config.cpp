@@ -94,14 +94,15 @@ void configure_scheduler(caf::actor_system_config& cfg, const RuntimeOptions& op
 void configure_peer_timeouts(caf::actor_system_config& cfg) {
   // CAF detects neither dead nor frozen peers by default (CAF-NOTES §2): a
   // peer silent for peer_timeout is lost. CAF notices silence up to one
-  // heartbeat late and the data plane confirms a loss after 50 ms, so its
-  // timeout is shortened by both: a frozen peer is lost within peer_timeout.
+  // heartbeat late and the data plane confirms a loss no sooner than one
+  // heartbeat after CAF's news (docs/protocol.md, "When a peer is lost"), so
+  // its timeout is shortened by both: a frozen peer is lost within peer_timeout.
   // Bulk bytes travel on the data plane, so control traffic stays small and
   // heartbeats are not starved.
   const auto& k = knobs();
   cfg.set("middleman.heartbeat-interval", to_timespan(k.peer_heartbeat_seconds));
   cfg.set("middleman.connection-timeout",
-          to_timespan(std::max(k.peer_timeout_seconds - k.peer_heartbeat_seconds - 0.05,
+          to_timespan(std::max(k.peer_timeout_seconds - 2 * k.peer_heartbeat_seconds,
                                2 * k.peer_heartbeat_seconds)));
 }
 

@@ -8,6 +8,7 @@
 #include <caf/abstract_actor.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
 
+#include <troupe/actors/agreement_group.hpp>      // complete for the members a throwing constructor destroys
 #include <troupe/actors/scheduler_config.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/net/bootstrap/cluster_node.hpp> // complete for the members a throwing constructor destroys

@@ -1,5 +1,6 @@
 #include <troupe/collectives/cross_worker_collectives.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <deque>
@@ -96,11 +97,7 @@ std::optional<std::string> CrossWorkerCollectives::skipped_by_peer(const Collect
 
 void CrossWorkerCollectives::start(const CollectiveKey& key, CollectiveKind kind, ReduceOp op, int axis,
                                    std::vector<Tensor> local) {
-  // Every worker finished the runs before the previous one.
-  // Every worker finished the runs before the previous one (late frames of
-  // the previous run may still come).
-  if (key.run > 1)
-    progress_.forget_runs_before(key.group, key.run - 1);
+  forget_finished_runs(key.run);
   if (const auto* failure = progress_.failure(key)) {
     failed_(key, failure->first, failure->second);
     return;
@@ -146,6 +143,25 @@ void CrossWorkerCollectives::start(const CollectiveKey& key, CollectiveKind kind
   // A worker that left may have sent all this worker needs of `key` before it went.
   if (auto i = keys_.find(key); i != keys_.end() && !lost_.empty())
     fail_if_needs_gone(key, *i->second);
+}
+
+void CrossWorkerCollectives::forget_finished_runs(uint64_t current_run) {
+  // A failure must outlive every frame and start that can still name it:
+  // this worker's own (it works on `current_run` now, so it is done with the
+  // runs before) and each live peer's, which are done with a run once its
+  // run_done arrived (frames of one sender arrive in order). A peer may be
+  // several runs behind, e.g. after runs without collectives.
+  if (current_run == 0)
+    return;
+  uint64_t done_everywhere = current_run - 1;
+  for (int r = 0; r < size(); ++r) {
+    if (r == rank() || lost_.count(r) != 0)
+      continue;
+    const auto& p = progress_.progress(static_cast<size_t>(r));
+    done_everywhere = std::min(done_everywhere, p.finished ? p.run : uint64_t{0});
+  }
+  if (done_everywhere > 0)
+    progress_.forget_runs_before(group_, done_everywhere + 1);
 }
 
 bool CrossWorkerCollectives::fail_if_needs_gone(const CollectiveKey& key, Key& state) {
@@ -386,6 +402,14 @@ void CrossWorkerCollectives::abort(const CollectiveKey& key, const std::string& 
   send_abort(key, Errc::cancelled, why);
   progress_.record_failure(key, Errc::cancelled, why);
   keys_.erase(key);
+}
+
+void CrossWorkerCollectives::abort_pending(const std::string& why) {
+  std::vector<CollectiveKey> pending;
+  for (const auto& [key, state] : keys_)
+    pending.push_back(key);
+  for (const auto& key : pending)
+    abort(key, why);
 }
 
 void CrossWorkerCollectives::on_peer_lost(int rank, const std::string& why, bool left) {

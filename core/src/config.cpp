@@ -59,7 +59,7 @@ struct KnobDef {
   void (*apply)(Knobs& knobs, const char* env, std::string_view value);
 };
 
-const std::array<KnobDef, 16> knob_defs{{
+const std::array<KnobDef, 17> knob_defs{{
   {{"TROUPE_LOG", "warning",
     "Log level: error, warning, info or debug (case-insensitive)."},
    [](Knobs& k, const char* env, std::string_view v) { k.log_level = parse_level(env, v); }},
@@ -113,6 +113,14 @@ const std::array<KnobDef, 16> knob_defs{{
     "process); this bounds how long survivors wait before failing (> 0)."},
    [](Knobs& k, const char* env, std::string_view v) {
      k.peer_timeout_seconds = parse_positive_seconds(env, v);
+   }},
+  {{"TROUPE_DATA_PORT_OFFSET", "0",
+    "The data plane of a cluster task listens on the task's port + this offset (for firewalls; "
+    "0 = any free port, told to the other tasks at the handshake)."},
+   [](Knobs& k, const char* env, std::string_view v) {
+     k.data_port_offset = parse_size(env, v, 0, 1, "added to the task's port, 0 = any free port");
+     if (k.data_port_offset > 65535)
+       reject(env, v, "an integer from 0 to 65535 (added to the task's port, 0 = any free port)");
    }},
   {{"TROUPE_CLUSTER_TOKEN", "",
     "Shared secret of a cluster's tasks: a process with another token is refused at the handshake."},

@@ -1,6 +1,8 @@
 #include <troupe/core/log.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
 #include <utility>
 #include <string>
@@ -72,6 +74,38 @@ LogFilter make_filter() noexcept {
   return filter;
 }
 
+const LogFilter& filter() noexcept {
+  static const LogFilter instance = make_filter();
+  return instance;
+}
+
+// A misspelt component would otherwise silence the lines it was meant to
+// show without a word; said once, at program start, whether or not anything
+// logs later.
+[[maybe_unused]] const bool unknown_components_reported = [] {
+  // The variable itself, not knobs(): static initialisers of other files may
+  // not have run yet.
+  try {
+    const char* components = std::getenv("TROUPE_LOG_COMPONENTS");
+    const auto warning = unknown_log_components_warning(components != nullptr ? components : "");
+    if (!warning.empty())
+      LogLine(LogLevel::warning, "log").stream() << warning;
+  } catch (...) {
+    // A log line must never take the program down.
+  }
+  return true;
+}();
+
+std::mutex& task_mutex() {
+  static std::mutex instance;
+  return instance;
+}
+
+std::string& task_name() {
+  static std::string instance = "0";
+  return instance;
+}
+
 char level_letter(LogLevel level) {
   switch (level) {
     case LogLevel::error: return 'E';
@@ -96,13 +130,42 @@ LogSink& sink() {
 } // namespace
 
 bool log_enabled(LogLevel level, std::string_view component) noexcept {
-  static const LogFilter filter = make_filter();
-  return filter.allows(level, component);
+  return filter().allows(level, component);
+}
+
+const std::vector<std::string_view>& troupe_log_components() noexcept {
+  static const std::vector<std::string_view> names{"coll", "data", "kernels", "net"};
+  return names;
+}
+
+std::string unknown_log_components_warning(std::string_view components) {
+  const auto& known = troupe_log_components();
+  std::string unknown;
+  for (const auto& name : split_components(std::string(components)))
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      unknown += (unknown.empty() ? "\"" : ", \"") + name + "\"";
+  if (unknown.empty())
+    return {};
+  std::string valid;
+  for (auto name : known)
+    valid += (valid.empty() ? "" : ", ") + std::string(name);
+  return "TROUPE_LOG_COMPONENTS names " + unknown + ", none of troupe's components (" + valid
+         + "): check the spelling (an application's own TROUPE_LOG components are matched as given)";
 }
 
 LogContext& log_context() noexcept {
   thread_local LogContext context;
   return context;
+}
+
+void set_log_task(std::string task) {
+  std::lock_guard<std::mutex> guard{task_mutex()};
+  task_name() = std::move(task);
+}
+
+std::string log_task() {
+  std::lock_guard<std::mutex> guard{task_mutex()};
+  return task_name();
 }
 
 void set_log_sink(LogSink new_sink) {
@@ -112,7 +175,7 @@ void set_log_sink(LogSink new_sink) {
 
 LogLine::LogLine(LogLevel level, std::string_view component) : level_(level) {
   const auto& ctx = log_context();
-  out_ << "[troupe " << level_letter(level) << " task=" << ctx.task;
+  out_ << "[troupe " << level_letter(level) << " task=" << log_task();
   if (ctx.replica >= 0)
     out_ << " replica=" << ctx.replica;
   out_ << ' ' << component << "] ";

@@ -221,4 +221,21 @@ Tensor read_idx(const std::string& path) {
   return result;
 }
 
+IdxExamples read_idx_examples(const std::string& images_path, const std::string& labels_path) {
+  IdxExamples examples{read_idx(images_path), read_idx(labels_path)};
+  const auto& images = examples.images.shape();
+  const auto& labels = examples.labels.shape();
+  if (labels.rank() != 1)
+    fail(Errc::invalid_argument, "read_idx_examples: the labels file " + internal::quoted(labels_path)
+                                   + " holds shape " + labels.to_string()
+                                   + ", not one label per example (rank 1); is it an images file?");
+  if (images.rank() < 1 || images[0] != labels[0])
+    fail(Errc::invalid_argument,
+         "read_idx_examples: " + internal::quoted(images_path) + " holds "
+           + (images.rank() < 1 ? std::string("a scalar") : std::to_string(images[0]) + " images") + " but "
+           + internal::quoted(labels_path) + " holds " + std::to_string(labels[0])
+           + " labels; every image needs its label: pass the images and labels files of the same split");
+  return examples;
+}
+
 } // namespace troupe

@@ -91,6 +91,10 @@ public:
     : pattern_(std::move(pattern)),
       files_(std::make_shared<const std::vector<std::string>>(match(pattern_))), shuffle_(shuffle),
       seed_(seed), base_seed_(seed ? *seed : std::random_device{}()) {}
+  /// The same matched files, shuffled from `base_seed`.
+  ListFilesNode(const ListFilesNode& drew, uint64_t base_seed)
+    : pattern_(drew.pattern_), files_(drew.files_), shuffle_(drew.shuffle_), seed_(drew.seed_),
+      base_seed_(base_seed) {}
 
   std::unique_ptr<detail::ElementIterator> iterator() const override {
     std::vector<std::size_t> order(files_->size());
@@ -117,6 +121,12 @@ public:
   std::shared_ptr<const detail::DatasetNode>
   with_input(std::shared_ptr<const detail::DatasetNode> /*input*/) const override {
     return shared_from_this();
+  }
+
+  std::shared_ptr<const detail::DatasetNode> with_drawn_seed(uint64_t seed) const override {
+    if (!shuffle_ || seed_)
+      return nullptr;
+    return std::make_shared<ListFilesNode>(*this, seed);
   }
 
 private:

@@ -109,4 +109,10 @@ ShuffleDataset::with_input(std::shared_ptr<const detail::DatasetNode> input) con
                                           reshuffle_);
 }
 
+std::shared_ptr<const detail::DatasetNode> ShuffleDataset::with_drawn_seed(uint64_t seed) const {
+  if (seed_)
+    return nullptr; // the user's seed already makes the order the same everywhere
+  return std::make_shared<ShuffleDataset>(input_, buffer_size_, seed_, seed, reshuffle_);
+}
+
 } // namespace troupe::internal

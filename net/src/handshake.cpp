@@ -10,21 +10,40 @@ uint64_t Handshake::hash_token(const std::string& cluster_token) {
   return h;
 }
 
-std::string Handshake::refusal(const PeerClaim& claim, bool taken) const {
+std::string Handshake::refusal(const PeerClaim& claim, const std::optional<RankHolder>& holder) const {
   const auto& me = task_names_.at(static_cast<size_t>(rank_));
+  const bool in_range = claim.rank >= 0 && static_cast<size_t>(claim.rank) < task_names_.size();
   const auto who = claim.task.empty() ? "rank " + std::to_string(claim.rank) : "task " + claim.task;
   if (claim.token_hash != token_hash_)
     return "its cluster token differs from task " + me
            + "'s (every task of a cluster must have the same TROUPE_CLUSTER_TOKEN)";
   if (claim.spec_fingerprint && *claim.spec_fingerprint != spec_fingerprint_)
     return "its cluster spec differs from task " + me + "'s (every task must get the same TF_CONFIG \"cluster\")";
-  const bool known = claim.rank > rank_ && static_cast<size_t>(claim.rank) < task_names_.size()
-                     && (claim.task.empty() || task_names_[static_cast<size_t>(claim.rank)] == claim.task);
+  const bool names_match = claim.task.empty() || (in_range && task_names_[static_cast<size_t>(claim.rank)] == claim.task);
+  if (claim.rank == rank_ && names_match)
+    return "it claims to be " + who + ", which this process is: two processes were started as task " + me
+           + " (give every process its own TF_CONFIG task index or rank)";
+  if (holder && claim.rank > rank_ && in_range && names_match) {
+    const auto first = holder->pid != 0 ? "the process with pid " + std::to_string(holder->pid) : "another process";
+    if (holder->gone)
+      return who + " already joined this cluster as " + first
+             + ", which has since left or been lost; a formed cluster does not take a restarted task back: "
+               "restart every task of the cluster";
+    return who + " is already taken by " + first + ", which joined first: two processes were started as "
+           + (claim.task.empty() ? who : claim.task) + " (give every process its own TF_CONFIG task index or rank)";
+  }
+  const bool known = claim.rank > rank_ && in_range && names_match;
   if (!known)
     return "it claims to be " + who + ", which is not a task that connects to " + me;
-  if (taken)
-    return who + " already joined; two processes were started as the same task";
   return {};
+}
+
+bool Handshake::dooms_the_cluster(const PeerClaim& claim, const std::optional<RankHolder>& holder) const {
+  const bool other_cluster = claim.token_hash != token_hash_
+                             || (claim.spec_fingerprint && *claim.spec_fingerprint != spec_fingerprint_);
+  const bool awaited = !holder && claim.rank > rank_ && static_cast<size_t>(claim.rank) < task_names_.size()
+                       && (claim.task.empty() || task_names_[static_cast<size_t>(claim.rank)] == claim.task);
+  return other_cluster && awaited;
 }
 
 } // namespace troupe::internal

@@ -8,7 +8,8 @@
 // CPU devices; each step's gradients are all-reduced in one packed
 // collective, weighted by example count. Prints a progress bar, per-epoch
 // loss and accuracy, writes metrics.csv and metrics.png, and with
-// --checkpoint DIR saves every epoch and resumes from the last save.
+// --checkpoint DIR saves every epoch and resumes from the last save (across
+// workers the chief's DIR: every worker resumes from the chief's state).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -45,9 +46,9 @@ Split load_split(const std::string& dir, const std::string& prefix) {
       throw std::runtime_error("Fashion-MNIST not found: " + path +
                                " is missing. Install Debian's dataset-fashion-mnist package "
                                "(apt-get install dataset-fashion-mnist), or pass --data-dir DIR");
-  Tensor images = troupe::read_idx(images_path);
-  const int64_t n = images.shape()[0];
-  return {(images.cast(troupe::DType::float32) / 255.0f).reshape({n, 784}), troupe::read_idx(labels_path)};
+  auto examples = troupe::read_idx_examples(images_path, labels_path); // counts must match
+  const int64_t n = examples.images.shape()[0];
+  return {(examples.images.cast(troupe::DType::float32) / 255.0f).reshape({n, 784}), std::move(examples.labels)};
 }
 
 double accuracy(const train::Mlp& model, const Split& split) {
@@ -97,6 +98,21 @@ int run(const train::Options& opts) {
   else
     strategy_owner = std::make_unique<troupe::MirroredStrategy>(*rt, devices);
   troupe::Strategy& strategy = *strategy_owner;
+  // Workers started with other flags or data would train apart or wait for
+  // each other: each compares its job with the others', and all fail together
+  // naming what differs (nothing to compare with one worker).
+  auto& extended = strategy.extended();
+  extended.check_same_across_workers("--batch", opts.global_batch);
+  extended.check_same_across_workers("--epochs", opts.epochs);
+  extended.check_same_across_workers("--stop-after", opts.stop_after);
+  extended.check_same_across_workers("--limit", opts.limit_examples);
+  extended.check_same_across_workers("--seed", opts.seed);
+  extended.check_same_across_workers("--optimizer", opts.optimizer);
+  extended.check_same_across_workers("--learning-rate", opts.learning_rate);
+  extended.check_same_across_workers("--momentum", opts.momentum);
+  extended.check_same_across_workers("--checkpoint given", !opts.checkpoint_dir.empty());
+  extended.check_same_across_workers("training images", troupe::TensorSpec::of(train_split.images));
+  extended.check_same_across_workers("training labels", troupe::TensorSpec::of(train_split.labels));
   // Only the chief (worker 0) writes checkpoints and reports, as in TensorFlow.
   const bool chief = strategy.extended().worker_index() == 0;
   const int first_replica = strategy.extended().worker_index() * opts.replicas;
@@ -119,11 +135,17 @@ int run(const train::Options& opts) {
   int first_epoch = 0;
   const std::string checkpoint_path = opts.checkpoint_dir.empty() ? "" : opts.checkpoint_dir + "/model.ckpt";
   if (!checkpoint_path.empty()) {
-    std::filesystem::create_directories(opts.checkpoint_dir);
-    if (std::filesystem::exists(checkpoint_path)) {
-      checkpoint.restore(checkpoint_path);
+    // Only the chief reads and writes the file; restore_if_exists gives every
+    // worker the chief's state (weights, optimizer slots, epoch counter), so a
+    // worker that cannot see the chief's folder resumes from the same epoch.
+    if (chief)
+      std::filesystem::create_directories(opts.checkpoint_dir);
+    if (checkpoint.restore_if_exists(checkpoint_path)) {
       first_epoch = static_cast<int>(epochs_done.read_value().item<int64_t>());
-      std::cout << "resumed from " << checkpoint_path << " after epoch " << first_epoch << "\n";
+      std::printf("resumed from %s after epoch %d, state fingerprint %016llx\n",
+                  chief ? checkpoint_path.c_str() : "the chief's (worker 0's) checkpoint", first_epoch,
+                  static_cast<unsigned long long>(fingerprint(saved)));
+      std::fflush(stdout);
     }
   }
   std::cout << "training an MLP 784-256-128-10 on " << train_examples << " Fashion-MNIST images with "
@@ -176,8 +198,8 @@ int run(const train::Options& opts) {
     std::fflush(stdout);
     if (!checkpoint_path.empty()) {
       epochs_done.assign(Tensor(static_cast<int64_t>(epoch + 1)));
-      if (chief)
-        checkpoint.save(checkpoint_path);
+      // Every worker calls save (it is collective); only the chief writes the file.
+      checkpoint.save(checkpoint_path);
     }
   }
 

@@ -1,12 +1,18 @@
 #include "options.hpp"
 
+#include <cerrno>
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <stdexcept>
 #include <type_traits>
 
 #include <CLI/CLI.hpp>
+
+#include <unistd.h>
 
 namespace train {
 
@@ -64,7 +70,8 @@ Options parse_options(int argc, const char* const* argv) {
     ->type_name("DIR");
   app
     .add_option("--checkpoint", opts.checkpoint_dir,
-                "save after every epoch and resume from the last save")
+                "save after every epoch and resume from the last save (with several workers "
+                "only the chief's DIR is used: every worker resumes from the chief's checkpoint)")
     ->type_name("DIR");
   app
     .add_option("--out", opts.out_dir,
@@ -86,7 +93,28 @@ Options parse_options(int argc, const char* const* argv) {
   }
   if (opts.learning_rate == 0)
     opts.learning_rate = opts.optimizer == "adam" ? 3e-3 : 0.1;
+  // Known before training, not after the last epoch.
+  check_writable_dir("--out", opts.out_dir);
+  if (!opts.checkpoint_dir.empty())
+    check_writable_dir("--checkpoint", opts.checkpoint_dir);
   return opts;
+}
+
+void check_writable_dir(const std::string& flag, const std::string& dir) {
+  const auto fix = "; pass " + flag + " a directory this user can write";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    throw std::invalid_argument(flag + " \"" + dir + "\": cannot create the directory (" + ec.message() + ")" + fix);
+  if (!std::filesystem::is_directory(dir))
+    throw std::invalid_argument(flag + " \"" + dir + "\" is not a directory" + fix);
+  // access(W_OK) would say yes to root on a read-only file system: write a file.
+  const auto probe = std::filesystem::path(dir) / (".write_check_" + std::to_string(::getpid()));
+  std::FILE* file = std::fopen(probe.c_str(), "w");
+  if (file == nullptr)
+    throw std::invalid_argument(flag + " \"" + dir + "\": cannot write there (" + std::strerror(errno) + ")" + fix);
+  std::fclose(file);
+  std::filesystem::remove(probe, ec);
 }
 
 } // namespace train

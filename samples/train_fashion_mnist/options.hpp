@@ -24,7 +24,12 @@ struct Options {
 };
 
 /// Parses the command line; throws std::invalid_argument naming the flag, the
-/// value and what it accepts. `--help` prints usage and exits.
+/// value and what it accepts, or the --out or --checkpoint directory that
+/// cannot be created or written. `--help` prints usage and exits.
 [[nodiscard]] Options parse_options(int argc, const char* const* argv);
+
+/// Creates `dir` when missing and writes a file in it; throws
+/// std::invalid_argument naming `flag`, `dir`, why, and the fix.
+void check_writable_dir(const std::string& flag, const std::string& dir);
 
 } // namespace train

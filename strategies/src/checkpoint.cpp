@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <set>
 
 #include <fcntl.h>
@@ -12,8 +14,10 @@
 #include <troupe/core/errors.hpp>
 #include <troupe/core/crc32c.hpp>
 #include <troupe/strategies/context_frame.hpp>
+#include <troupe/strategies/cross_device_ops.hpp>
 #include <troupe/strategies/replica_context.hpp>
 #include <troupe/strategies/strategy.hpp>
+#include <troupe/strategies/strategy_extended.hpp>
 #include <troupe/strategies/variable_state.hpp>
 
 namespace troupe {
@@ -282,53 +286,11 @@ std::map<std::string, Entry> parse(const std::string& data, const std::string& p
   return entries;
 }
 
-} // namespace
-
-Checkpoint::Checkpoint(const std::vector<Variable>& variables) {
-  for (const auto& v : variables) {
-    const auto& key = internal::VariableAccess::state(v, "Checkpoint").name;
-    if (!variables_.emplace(key, v).second)
-      fail(Errc::invalid_argument, "Checkpoint: two variables are named '" + key
-                                     + "'; pass a map to save them under different keys");
-  }
-}
-
-Checkpoint::Checkpoint(std::map<std::string, Variable> variables) : variables_(std::move(variables)) {
-  for (const auto& [key, v] : variables_)
-    (void)internal::VariableAccess::state(v, ("Checkpoint (key '" + key + "')").c_str());
-}
-
-void Checkpoint::save(const std::string& path) const {
-  require_cross_replica_context("Checkpoint::save");
-  // Every value first: a variable that cannot be read fails the save before
-  // the file system is touched.
-  std::vector<std::pair<std::string, Tensor>> entries;
-  for (const auto& [key, v] : variables_) {
-    const auto& state = internal::VariableAccess::state(v, "Checkpoint::save");
-    detail::CrossReplicaGuard guard(*state.strategy);
-    try {
-      entries.emplace_back(key, internal::cross_replica_value(state, "Checkpoint::save"));
-    } catch (const Error& e) {
-      throw Error(e.code(), std::string(e.what()) + " (saving " + quote(path) + ", which is unchanged)");
-    }
-  }
-  const std::string tmp = path + ".tmp";
-  write_file(tmp, entries);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    ::unlink(tmp.c_str());
-    fail(errc_of(error), "Checkpoint::save: cannot rename " + quote(tmp) + " to " + quote(path) + ": "
-                           + std::strerror(error) + "; " + quote(path) + " is unchanged");
-  }
-  sync_directory_of(path);
-}
-
-void Checkpoint::restore(const std::string& path, const CheckpointRestoreOptions& options) {
-  require_cross_replica_context("Checkpoint::restore");
-  auto entries = parse(read_file(path), path);
-  // Match everything before changing anything.
+/// Checks `entries` (a parsed file) against `variables` before anything changes.
+void match(const std::map<std::string, Variable>& variables, const std::map<std::string, Entry>& entries,
+           const std::string& path, const CheckpointRestoreOptions& options) {
   const std::string different = "Checkpoint::restore: checkpoint from a different model: ";
-  for (const auto& [key, v] : variables_) {
+  for (const auto& [key, v] : variables) {
     const auto& state = internal::VariableAccess::state(v, "Checkpoint::restore");
     auto it = entries.find(key);
     if (it == entries.end()) {
@@ -346,27 +308,275 @@ void Checkpoint::restore(const std::string& path, const CheckpointRestoreOptions
   if (!options.expect_partial) {
     std::string extra;
     for (const auto& [k, e] : entries)
-      if (variables_.count(k) == 0)
+      if (variables.count(k) == 0)
         extra += (extra.empty() ? "'" : ", '") + k + "'";
     if (!extra.empty())
       fail(Errc::invalid_argument, different + quote(path) + " also holds " + extra
                                      + ", which this Checkpoint does not have (restore with "
                                        "CheckpointRestoreOptions{.expect_partial = true} to ignore them)");
   }
+}
+
+/// Sets every variable to its value in `values` (by key), all or nothing.
+void assign_all(const std::map<std::string, Variable>& variables, const std::map<std::string, Tensor>& values) {
   // Assigning cannot fail for matching values, but keep the all-or-nothing promise regardless.
   std::vector<std::pair<detail::VariableState*, std::vector<Tensor>>> before;
   try {
-    for (const auto& [key, v] : variables_) {
+    for (const auto& [key, v] : variables) {
       auto& state = internal::VariableAccess::state(v, "Checkpoint::restore");
       before.emplace_back(&state, state.copies);
       detail::CrossReplicaGuard guard(*state.strategy);
-      internal::cross_replica_assign(state, entries.at(key).value);
+      internal::cross_replica_assign(state, values.at(key));
     }
   } catch (...) {
     for (auto& [state, copies] : before)
       state->copies = std::move(copies);
     throw;
   }
+}
+
+void write_and_rename(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& entries) {
+  const std::string tmp = path + ".tmp";
+  write_file(tmp, entries);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    ::unlink(tmp.c_str());
+    fail(errc_of(error), "Checkpoint::save: cannot rename " + quote(tmp) + " to " + quote(path) + ": "
+                           + std::strerror(error) + "; " + quote(path) + " is unchanged");
+  }
+  sync_directory_of(path);
+}
+
+// -- agreeing across workers ----------------------------------------------------------
+//
+// Under a multi-worker strategy only the chief (worker 0) reads or writes the
+// file. What it found is broadcast to every worker first, as a report (the
+// outcome, an Errc and the chief's message); only after a good report do the
+// variables' values follow, one broadcast each, in key order.
+
+/// The strategy that makes a Checkpoint's save and restore collective: the
+/// variables' multi-worker strategy, or nullptr when none is multi-worker.
+Strategy* cluster_strategy(const std::map<std::string, Variable>& variables, const char* method) {
+  Strategy* cluster = nullptr;
+  std::string single; // a variable of a single-worker strategy, for the error
+  for (const auto& [key, v] : variables) {
+    auto* strategy = internal::VariableAccess::state(v, method).strategy;
+    if (strategy->extended().num_workers() > 1)
+      cluster = cluster != nullptr ? cluster : strategy;
+    else if (single.empty())
+      single = key;
+  }
+  if (cluster != nullptr && !single.empty())
+    fail(Errc::invalid_argument,
+         std::string(method) + ": variable '" + single + "' belongs to a single-worker strategy but others to "
+           + cluster->extended().strategy_name() + " with " + std::to_string(cluster->extended().num_workers())
+           + " workers: a checkpoint's variables must all be of the multi-worker strategy (or all local); "
+             "use one Checkpoint for each");
+  return cluster;
+}
+
+/// A cross-replica frame of `strategy` that lets its collectives run (unlike
+/// merge_call's frame, where this worker's replicas are busy).
+class CollectiveFrame {
+public:
+  explicit CollectiveFrame(Strategy& strategy) noexcept : frame_{&strategy, nullptr, false}, installer_(&frame_) {}
+
+private:
+  detail::ContextFrame frame_;
+  detail::FrameInstaller installer_;
+};
+
+void require_collectives_possible(const char* method) {
+  if (const auto* frame = detail::current_context_frame(); frame != nullptr && frame->in_merge_call)
+    fail(Errc::failed_precondition,
+         std::string(method) + " was called inside merge_call's function: under a multi-worker strategy it "
+                               "broadcasts the chief's result to every worker, which needs the replicas that "
+                               "wait in merge_call; call it between steps");
+}
+
+/// The chief's messages travel bounded: a longer one is cut.
+constexpr std::size_t max_report_message = 4096;
+
+/// What the chief's read or write came to.
+struct ChiefReport {
+  enum Outcome : int64_t { done = 0, no_file = 1, failed = 2 };
+  Outcome outcome = done;
+  Errc code = Errc::internal;
+  std::string message;
+
+  static ChiefReport from(const Error& e) {
+    return {e.code() == Errc::not_found ? no_file : failed, e.code(), e.what()};
+  }
+};
+
+using Broadcast = std::function<Tensor(const Tensor&)>;
+
+/// The chief's report on every worker; `mine` is used on the chief only.
+ChiefReport share(const Broadcast& from_chief, bool chief, ChiefReport mine, const char* method) {
+  if (mine.message.size() > max_report_message)
+    mine.message.resize(max_report_message);
+  const Tensor header = from_chief(Tensor::from_vector<int64_t>(
+    {static_cast<int64_t>(mine.outcome), static_cast<int64_t>(mine.code), static_cast<int64_t>(mine.message.size())}));
+  const auto fields = header.to_vector<int64_t>();
+  // Checked before use: the length sizes an allocation.
+  if (fields.size() != 3 || fields[0] < ChiefReport::done || fields[0] > ChiefReport::failed
+      || fields[1] < static_cast<int64_t>(Errc::invalid_argument) || fields[1] > static_cast<int64_t>(Errc::deadlock)
+      || fields[2] < 0 || fields[2] > static_cast<int64_t>(max_report_message))
+    fail(Errc::data_loss, std::string(method) + ": the chief's (worker 0's) report arrived malformed: "
+                            + to_string(header));
+  ChiefReport agreed{static_cast<ChiefReport::Outcome>(fields[0]), static_cast<Errc>(fields[1]), {}};
+  if (fields[2] > 0) {
+    Tensor text = Tensor::zeros({fields[2]}, DType::uint8);
+    if (chief)
+      std::memcpy(text.mutable_raw_data(), mine.message.data(), mine.message.size());
+    const Tensor received = from_chief(text);
+    agreed.message.assign(reinterpret_cast<const char*>(received.raw_data()), received.nbytes());
+  }
+  return agreed;
+}
+
+/// Throws the chief's failure: the chief its own Error, the others one naming it.
+[[noreturn]] void fail_with(const ChiefReport& agreed, const Error* own, int worker, const std::string& what) {
+  if (own != nullptr)
+    throw *own;
+  fail(agreed.code, what + " on worker " + std::to_string(worker) + ": the chief (worker 0) failed, so no worker "
+                      "did: " + agreed.message);
+}
+
+} // namespace
+
+Checkpoint::Checkpoint(const std::vector<Variable>& variables) {
+  for (const auto& v : variables) {
+    const auto& key = internal::VariableAccess::state(v, "Checkpoint").name;
+    if (!variables_.emplace(key, v).second)
+      fail(Errc::invalid_argument, "Checkpoint: two variables are named '" + key
+                                     + "'; pass a map to save them under different keys");
+  }
+}
+
+Checkpoint::Checkpoint(std::map<std::string, Variable> variables) : variables_(std::move(variables)) {
+  for (const auto& [key, v] : variables_)
+    (void)internal::VariableAccess::state(v, ("Checkpoint (key '" + key + "')").c_str());
+}
+
+Tensor Checkpoint::broadcast_from_chief(Strategy& strategy, const Tensor& value) {
+  CollectiveFrame frame(strategy);
+  return strategy.extended().cross_device_ops().broadcast(value);
+}
+
+void Checkpoint::save(const std::string& path) const {
+  require_cross_replica_context("Checkpoint::save");
+  Strategy* cluster = cluster_strategy(variables_, "Checkpoint::save");
+  if (cluster != nullptr)
+    require_collectives_possible("Checkpoint::save");
+  // Every value first: a variable that cannot be read fails the save before
+  // the file system is touched. Across workers reading an ON_READ variable
+  // is a collective, so every worker reads every value.
+  std::vector<std::pair<std::string, Tensor>> entries;
+  for (const auto& [key, v] : variables_) {
+    const auto& state = internal::VariableAccess::state(v, "Checkpoint::save");
+    try {
+      if (cluster != nullptr) {
+        CollectiveFrame frame(*state.strategy);
+        entries.emplace_back(key, internal::cross_replica_value(state, "Checkpoint::save"));
+      } else {
+        detail::CrossReplicaGuard guard(*state.strategy);
+        entries.emplace_back(key, internal::cross_replica_value(state, "Checkpoint::save"));
+      }
+    } catch (const Error& e) {
+      throw Error(e.code(), std::string(e.what()) + " (saving " + quote(path) + ", which is unchanged)");
+    }
+  }
+  if (cluster == nullptr) {
+    write_and_rename(path, entries);
+    return;
+  }
+  // Only the chief writes: workers writing one shared path would race on
+  // "<path>.tmp". The others learn whether the chief's write succeeded.
+  const int worker = cluster->extended().worker_index();
+  std::optional<Error> own;
+  ChiefReport mine;
+  if (worker == 0) {
+    try {
+      write_and_rename(path, entries);
+    } catch (const Error& e) {
+      own = e;
+    } catch (const std::exception& e) {
+      own = Error(Errc::internal, "Checkpoint::save: writing " + quote(path) + " failed: " + e.what());
+    }
+    if (own) {
+      mine = ChiefReport::from(*own);
+      mine.outcome = ChiefReport::failed;
+    }
+  }
+  const auto agreed = share([&](const Tensor& t) { return broadcast_from_chief(*cluster, t); }, worker == 0,
+                            mine, "Checkpoint::save");
+  if (agreed.outcome != ChiefReport::done)
+    fail_with(agreed, own ? &*own : nullptr, worker, "Checkpoint::save");
+}
+
+void Checkpoint::restore(const std::string& path, const CheckpointRestoreOptions& options) {
+  (void)restore_from(path, options, false);
+}
+
+bool Checkpoint::restore_if_exists(const std::string& path, const CheckpointRestoreOptions& options) {
+  return restore_from(path, options, true);
+}
+
+bool Checkpoint::restore_from(const std::string& path, const CheckpointRestoreOptions& options, bool missing_ok) {
+  require_cross_replica_context("Checkpoint::restore");
+  Strategy* cluster = cluster_strategy(variables_, "Checkpoint::restore");
+  if (cluster == nullptr) {
+    std::map<std::string, Entry> entries;
+    try {
+      entries = parse(read_file(path), path);
+    } catch (const Error& e) {
+      if (missing_ok && e.code() == Errc::not_found)
+        return false;
+      throw;
+    }
+    match(variables_, entries, path, options);
+    std::map<std::string, Tensor> values;
+    for (auto& [key, entry] : entries)
+      values.emplace(key, std::move(entry.value));
+    assign_all(variables_, values);
+    return true;
+  }
+  require_collectives_possible("Checkpoint::restore");
+  // The chief reads and checks its file; every worker then takes the chief's
+  // values, so a worker that cannot see the file (or holds another one)
+  // still resumes from the chief's state.
+  const int worker = cluster->extended().worker_index();
+  std::map<std::string, Entry> entries;
+  std::optional<Error> own;
+  ChiefReport mine;
+  if (worker == 0) {
+    try {
+      entries = parse(read_file(path), path);
+      match(variables_, entries, path, options);
+    } catch (const Error& e) {
+      own = e;
+      mine = ChiefReport::from(e);
+    } catch (const std::exception& e) {
+      // Still reported, so that the other workers do not wait for values that never come.
+      own = Error(Errc::internal, "Checkpoint::restore: reading " + quote(path) + " failed: " + e.what());
+      mine = ChiefReport::from(*own);
+    }
+  }
+  const auto agreed = share([&](const Tensor& t) { return broadcast_from_chief(*cluster, t); }, worker == 0,
+                            mine, "Checkpoint::restore");
+  if (agreed.outcome == ChiefReport::no_file && missing_ok)
+    return false;
+  if (agreed.outcome != ChiefReport::done)
+    fail_with(agreed, own ? &*own : nullptr, worker, "Checkpoint::restore");
+  std::map<std::string, Tensor> values;
+  for (const auto& [key, v] : variables_) {
+    const auto& state = internal::VariableAccess::state(v, "Checkpoint::restore");
+    const Tensor chiefs = worker == 0 ? entries.at(key).value : Tensor::zeros(state.shape, state.dtype);
+    values.emplace(key, broadcast_from_chief(*state.strategy, chiefs));
+  }
+  assign_all(variables_, values);
+  return true;
 }
 
 } // namespace troupe

@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <troupe/actors/agreement_group.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/ops/tensor_ops.hpp>
 #include <troupe/strategies/context_frame.hpp>
@@ -170,6 +171,21 @@ Tensor CollectiveAllReduce::broadcast(const Tensor& value) {
   return on_every_replica(extended_, [&](int) {
     return get_replica_context().broadcast_from_first_replica({value}).front();
   });
+}
+
+std::vector<std::pair<std::string, std::string>>
+CollectiveAllReduce::gather_from_workers(const std::string& bytes) {
+  require_workers_reachable("check_same_across_workers");
+  // Every replica gives the same block, so the gathered blocks come in
+  // global replica order: worker w's is block w x local replicas.
+  const Tensor block = pack_block(bytes);
+  const auto gathered = on_every_replica(extended_, [&](int) { return get_replica_context().all_gather(block, 0); });
+  const auto local = extended_.worker_devices().size();
+  const auto blocks = unpack_blocks(gathered, local * task_names_.size());
+  std::vector<std::pair<std::string, std::string>> out;
+  for (size_t w = 0; w < task_names_.size(); ++w)
+    out.emplace_back(task_names_[w], blocks[w * local]);
+  return out;
 }
 
 void CollectiveAllReduce::require_workers_reachable(const char* method) const {

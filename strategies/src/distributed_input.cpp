@@ -1,10 +1,12 @@
 #include <troupe/strategies/distributed_input.hpp>
 
 #include <deque>
+#include <random>
 
 #include <troupe/actors/step_source.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/log.hpp>
+#include <troupe/datasets/agreed_seeds.hpp>
 #include <troupe/datasets/auto_shard.hpp>
 #include <troupe/datasets/rebatch.hpp>
 #include <troupe/strategies/strategy.hpp>
@@ -151,6 +153,39 @@ DistributedDataset::StepAgreement step_agreement(StrategyExtended& extended) {
   return agreement;
 }
 
+/// A seed drawn by the chief (worker 0) and given to every worker: one
+/// cross-worker reduce to which only the chief's first replica adds its draw.
+/// Every worker makes it for every distributed dataset, whatever its
+/// pipeline, so that the workers' collectives stay in step.
+uint64_t chief_seed(StrategyExtended& extended) {
+  std::vector<Tensor> draws(extended.worker_devices().size(), Tensor(int64_t{0}));
+  if (extended.worker_index() == 0) {
+    std::random_device device;
+    draws[0] = Tensor(static_cast<int64_t>((static_cast<uint64_t>(device()) << 32) ^ device()));
+  }
+  const Tensor seed =
+    extended.container_strategy().reduce(ReduceOp::SUM, PerReplica<Tensor>(std::move(draws)), std::nullopt);
+  return static_cast<uint64_t>(seed.item<int64_t>());
+}
+
+/// `dataset` with the random draws in `scope` (unseeded shuffles,
+/// list_files) replaced by seeds derived from the chief's `seed`, so that
+/// workers reading the same elements before they take their shares see them
+/// in the same order: otherwise each worker's share comes from another
+/// permutation, and an epoch repeats some examples and misses others. Logged once.
+Dataset with_chief_seeds(const Dataset& dataset, uint64_t seed, SeedScope scope, const char* why) {
+  auto agreed = with_agreed_seeds(dataset, seed, scope);
+  if (!agreed.seeded.empty()) {
+    std::string nodes;
+    for (const auto& n : agreed.seeded)
+      nodes += (nodes.empty() ? "" : ", ") + n;
+    TROUPE_LOG(info, "data") << "unseeded " << nodes << " " << why << ": every worker shuffles with seeds derived from "
+                             << seed << ", the chief's, so that each epoch gives every example once (pass a seed "
+                             << "to choose the order yourself)";
+  }
+  return agreed.dataset;
+}
+
 } // namespace
 
 DistributedDataset distribute_dataset(StrategyExtended& extended, const Dataset& dataset,
@@ -163,6 +198,8 @@ DistributedDataset distribute_dataset(StrategyExtended& extended, const Dataset&
            "experimental_distribute_dataset: the dataset's elements have no batch dimension (component "
              + std::to_string(c) + " is " + spec.components[c].to_string()
              + "); batch it by the global batch size first: dataset.batch(global_batch_size)");
+  // Agreed before auto-sharding decides, which every worker may not decide alike.
+  const uint64_t seed = extended.num_workers() > 1 ? chief_seed(extended) : 0;
   auto decision = auto_shard(dataset, extended.num_workers(), extended.worker_index());
   if (decision.applied == AutoShardPolicy::DATA) {
     // TensorFlow's rebatching: every worker reads every global batch and
@@ -172,9 +209,10 @@ DistributedDataset distribute_dataset(StrategyExtended& extended, const Dataset&
     const int first = extended.worker_index() * replicas;
     TROUPE_LOG(info, "data") << "auto-shard: DATA, worker " << extended.worker_index() << " keeps replicas "
                              << first << ".." << first + replicas - 1 << "' share of every global batch";
+    const Dataset agreed = with_chief_seeds(dataset, seed, SeedScope::whole_pipeline, "before DATA auto-sharding");
     return DistributedDataset(
       extended.runtime(),
-      [dataset, total, first, replicas] { return std::make_unique<GlobalBatchSource>(dataset, total, first, replicas); },
+      [agreed, total, first, replicas] { return std::make_unique<GlobalBatchSource>(agreed, total, first, replicas); },
       with_unknown_batch(std::move(spec)), options);
   }
   if (!decision.summary.empty())
@@ -201,6 +239,8 @@ DistributedDataset distribute_datasets_from_function(StrategyExtended& extended,
   const int replicas = static_cast<int>(extended.worker_devices().size());
   InputContext context(extended.num_workers(), extended.worker_index(), extended.num_replicas_in_sync());
   Dataset dataset = fn(context);
+  if (extended.num_workers() > 1)
+    dataset = with_chief_seeds(dataset, chief_seed(extended), SeedScope::before_last_shard, "before shard()");
   auto spec = dataset.element_spec();
   // Each worker's function may give a dataset of another length.
   return DistributedDataset(

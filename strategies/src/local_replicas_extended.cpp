@@ -1,12 +1,15 @@
 #include <troupe/strategies/local_replicas_extended.hpp>
 
 #include <troupe/net/bootstrap/cluster_node.hpp>
+#include <troupe/actors/agreement_group.hpp>
 #include <troupe/actors/replica_group.hpp>
 #include <troupe/actors/runtime.hpp>
+#include <troupe/actors/runtime_impl.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/strategies/cross_device_ops.hpp>
 #include <troupe/strategies/replica_context.hpp>
+#include <troupe/strategies/settings_agreement.hpp>
 #include <troupe/strategies/strategy.hpp>
 
 namespace troupe::internal {
@@ -43,7 +46,7 @@ LocalReplicasExtended::LocalReplicasExtended(std::string strategy_name, Runtime&
                                    + std::to_string(options_.timeout_seconds));
   // Values cross workers only when there are other workers to reach.
   if (placement_.num_workers > 1)
-    cross_device_ops_ = std::make_unique<CollectiveAllReduce>(*this);
+    cross_device_ops_ = std::make_unique<CollectiveAllReduce>(*this, placement_.cluster->task_names());
   else
     cross_device_ops_ = std::make_unique<ReductionToOneDevice>(static_cast<int>(devices_.size()));
 }
@@ -60,7 +63,7 @@ void LocalReplicasExtended::start() {
   const auto& k = knobs();
   GroupOptions group_options{
     options_.timeout_seconds > 0 ? options_.timeout_seconds : k.collective_timeout_seconds,
-    k.stall_warning_seconds, k.local_reduce_split_bytes, k.fiber_stack_bytes, std::nullopt, 0};
+    k.stall_warning_seconds, k.local_reduce_split_bytes, k.fiber_stack_bytes, std::nullopt, std::nullopt};
   const int local = static_cast<int>(devices_.size());
   const caf::actor* link = nullptr;
   if (auto* cluster = placement_.cluster) {
@@ -72,7 +75,13 @@ void LocalReplicasExtended::start() {
     setup.bytes_per_pack = options_.bytes_per_pack;
     setup.halving_doubling_max_bytes = k.halving_doubling_max_bytes;
     setup.ring.chunk_bytes = k.ring_chunk_bytes;
+    // The id is the strategy's position among this worker's cluster
+    // strategies, and the workers agree on it and on every setting their
+    // collectives depend on before any collective runs.
+    const auto position = runtime_.impl().next_cluster_group_id();
+    agree_on_cluster_settings(position, setup);
     group_options.cluster = setup;
+    group_options.group_id = position;
     link = &cluster->link();
   }
   group_ = std::make_unique<ReplicaGroup>(runtime_, devices_, std::move(frames), group_options, link);
@@ -83,6 +92,39 @@ void LocalReplicasExtended::start() {
                                                          &group_->handle(i)));
     *frames_[static_cast<size_t>(i)] = {&container_strategy(), contexts_.back().get()};
   }
+}
+
+void LocalReplicasExtended::agree_on_cluster_settings(uint64_t position, const CrossWorkerSetup& setup) {
+  const char* implementation = setup.implementation == CommunicationImplementation::AUTO ? "AUTO"
+                               : setup.implementation == CommunicationImplementation::RING ? "RING"
+                                                                                            : "NCCL";
+  const Settings mine{
+    {"strategy", name_},
+    {"position among the worker's multi-worker strategies", std::to_string(position)},
+    {"replicas per worker", std::to_string(setup.local_replicas)},
+    {"CommunicationOptions.implementation", implementation},
+    {"CommunicationOptions.bytes_per_pack", std::to_string(setup.bytes_per_pack)},
+    {"TROUPE_RING_CHUNK_KIB", std::to_string(setup.ring.chunk_bytes / 1024)},
+    {"TROUPE_HALVING_DOUBLING_MAX_KIB", std::to_string(setup.halving_doubling_max_bytes / 1024)},
+  };
+  const std::string what = name_ + " #" + std::to_string(position) + " of task "
+                           + setup.task_names.at(static_cast<size_t>(setup.rank));
+  const std::string fix = "Every worker must create the same multi-worker strategies in the same order, "
+                          "with the same number of replica devices, the same CommunicationOptions and the "
+                          "same TROUPE_* collective settings";
+  std::vector<std::string> gathered;
+  try {
+    gathered = runtime_.impl().agreement_group().exchange(encode_settings(mine));
+  } catch (const Error& e) {
+    throw Error(e.code(), what + ": the workers could not compare their settings at its creation: " + e.what()
+                            + ". " + fix + " (a worker that never creates it fails the others here).");
+  }
+  std::vector<WorkerSettings> workers;
+  for (size_t w = 0; w < gathered.size(); ++w) {
+    const auto& task = setup.task_names.at(w);
+    workers.push_back({task, decode_settings(gathered[w], task)});
+  }
+  require_same_settings(workers, what, fix + ".");
 }
 
 std::vector<std::exception_ptr>

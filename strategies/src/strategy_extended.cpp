@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <mutex>
 #include <unordered_map>
 
@@ -10,6 +11,7 @@
 #include <troupe/strategies/context_frame.hpp>
 #include <troupe/strategies/cross_device_ops.hpp>
 #include <troupe/strategies/replica_context.hpp>
+#include <troupe/strategies/settings_agreement.hpp>
 #include <troupe/strategies/strategy.hpp>
 #include <troupe/strategies/variable_state.hpp>
 
@@ -26,6 +28,37 @@ StrategyExtended::StrategyExtended() : book_(std::make_unique<VariableBook>()) {
 }
 
 StrategyExtended::~StrategyExtended() = default;
+
+// -- agreement across workers -------------------------------------------------------------
+
+void StrategyExtended::check_same_across_workers(const std::string& name, const std::string& value) {
+  check_same_across_workers({{name, value}});
+}
+
+void StrategyExtended::check_same_across_workers(const std::string& name, double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  check_same_across_workers(name, std::string(text));
+}
+
+void StrategyExtended::check_same_across_workers(const std::string& name, const TensorSpec& spec) {
+  check_same_across_workers(name, spec.to_string());
+}
+
+void StrategyExtended::check_same_across_workers(const std::string& name, const ElementSpec& spec) {
+  check_same_across_workers(name, spec.to_string());
+}
+
+void StrategyExtended::check_same_across_workers(const std::vector<std::pair<std::string, std::string>>& settings) {
+  detail::require_cross_replica(container_strategy(), "check_same_across_workers");
+  if (num_workers() == 1)
+    return;
+  std::vector<internal::WorkerSettings> workers;
+  for (auto& [task, bytes] : cross_device_ops().gather_from_workers(internal::encode_settings(settings)))
+    workers.push_back({task, internal::decode_settings(bytes, task)});
+  internal::require_same_settings(workers, "check_same_across_workers",
+                                  "Start every worker of the job with the same settings.");
+}
 
 // -- variables --------------------------------------------------------------------------
 

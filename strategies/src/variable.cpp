@@ -1,5 +1,6 @@
 #include <troupe/strategies/variable.hpp>
 
+#include <cstring>
 #include <ostream>
 
 #include <troupe/core/errors.hpp>
@@ -11,6 +12,19 @@
 #include <troupe/strategies/variable_state.hpp>
 
 namespace troupe {
+
+namespace internal {
+
+// How a variable write in replica context reaches ReplicaContext's broadcast.
+class VariableReplicaWrite {
+public:
+  /// Global replica 0's `value` (the chief's first replica), on every replica of every worker.
+  static Tensor first_replica_value(ReplicaContext& context, const Tensor& value) {
+    return context.broadcast_from_first_replica({value}).front();
+  }
+};
+
+} // namespace internal
 
 std::string_view name(VariableSynchronization synchronization) noexcept {
   switch (synchronization) {
@@ -79,6 +93,75 @@ void set_every_copy(VariableState& s, const Tensor& value) {
     set_copy(s, i, value);
 }
 
+// SplitMix64's finaliser.
+uint64_t mix64(uint64_t x) noexcept {
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+// A 128-bit hash of a value's dtype, shape and bytes, as an int64 row [1, 2]
+// that an all_gather can stack: two values with the same fingerprint are
+// equal bit for bit, short of a 2^-128 accident.
+Tensor value_fingerprint(const Tensor& value) {
+  uint64_t lanes[2] = {0x6A09E667F3BCC908ULL, 0xBB67AE8584CAA73BULL};
+  auto absorb = [&](uint64_t word) {
+    lanes[0] = mix64((lanes[0] ^ word) * 0x9E3779B97F4A7C15ULL);
+    lanes[1] = mix64((lanes[1] + word) ^ 0xD1B54A32D192ED03ULL);
+  };
+  absorb(static_cast<uint64_t>(value.dtype()));
+  absorb(static_cast<uint64_t>(value.shape().rank()));
+  for (auto d : value.shape().dims())
+    absorb(static_cast<uint64_t>(d));
+  const std::size_t n = value.nbytes();
+  absorb(n);
+  const std::byte* bytes = value.raw_data();
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, bytes + i, 8);
+    absorb(word);
+  }
+  if (i < n) {
+    uint64_t tail = 0;
+    std::memcpy(&tail, bytes + i, n - i);
+    absorb(tail);
+  }
+  return Tensor::from_vector<int64_t>({static_cast<int64_t>(lanes[0]), static_cast<int64_t>(lanes[1])})
+    .reshape(Shape{1, 2});
+}
+
+std::string replica_range(int first, int count) {
+  return count == 1 ? "replica " + std::to_string(first)
+                    : "replicas " + std::to_string(first) + "-" + std::to_string(first + count - 1);
+}
+
+// An aggregation NONE write must pass the same value on every replica of
+// every worker: one all_gather of each replica's fingerprint lets every
+// replica of every worker compare them and fail alike.
+void require_same_on_every_worker(const VariableState& s, ReplicaContext& ctx, const char* method,
+                                  const Tensor& value) {
+  const Tensor all = ctx.all_gather(value_fingerprint(value), 0);
+  const auto rows = all.to_vector<int64_t>();
+  const int local = static_cast<int>(s.copies.size());
+  const int workers = static_cast<int>(rows.size() / 2) / local;
+  auto row_of_worker = [&](int w) { return std::pair{rows[2 * w * local], rows[2 * w * local + 1]}; };
+  std::string differing;
+  for (int w = 1; w < workers; ++w)
+    if (row_of_worker(w) != row_of_worker(0))
+      differing += (differing.empty() ? "" : ", ") + std::string("worker ") + std::to_string(w) + " ("
+                   + replica_range(w * local, local) + ")";
+  if (differing.empty())
+    return;
+  fail(Errc::invalid_argument,
+       std::string(method) + ": " + aggregation_error + " (variable " + quoted_name(s)
+         + " has aggregation NONE, and the workers passed different values: worker 0 ("
+         + replica_range(0, local) + ") passed one value, " + differing
+         + " another, so the workers' copies would drift apart: create it with VariableOptions.aggregation "
+           "SUM, MEAN or ONLY_FIRST_REPLICA, or update it in cross-replica context, e.g. from merge_call's "
+           "function)");
+}
+
 // An ON_WRITE write in replica context: aggregate the replicas' values with
 // one collective, then every replica applies the same update to its copy.
 void replica_update_on_write(VariableState& s, ReplicaContext& ctx, int local, UpdateKind kind,
@@ -100,6 +183,13 @@ void replica_update_on_write(VariableState& s, ReplicaContext& ctx, int local, U
       aggregated = ctx.all_reduce(ReduceOp::MEAN, value);
       break;
     case VariableAggregation::ONLY_FIRST_REPLICA:
+      if (s.strategy->extended().num_workers() > 1) {
+        // "The value from the first replica": global replica 0's, on every
+        // worker, so the workers' copies cannot drift apart.
+        aggregated = internal::VariableReplicaWrite::first_replica_value(ctx, value);
+        break;
+      }
+      [[fallthrough]];
     case VariableAggregation::NONE: {
       // One merge_call takes replica 0's value, bit for bit and for every
       // dtype (an all_reduce of replica 0's value and zeros would lose -0.0
@@ -121,6 +211,9 @@ void replica_update_on_write(VariableState& s, ReplicaContext& ctx, int local, U
           return all.front();
         },
         value);
+      // merge_call sees this worker's replicas only: the workers compare too.
+      if (!only_first && s.strategy->extended().num_workers() > 1)
+        require_same_on_every_worker(s, ctx, method, aggregated);
       break;
     }
   }

@@ -4,19 +4,33 @@
 //   cluster_probe kill V | freeze V            worker V dies (SIGKILL) / stops (SIGSTOP)
 //                                              in the middle of a step
 //   cluster_probe mismatch | skip | timeout    worker 1 diverges
-//   cluster_probe uneven                       worker k runs k+1 replicas
+//   cluster_probe uneven | options             worker k runs k+1 replicas / worker 1
+//                                              passes other CommunicationOptions:
+//                                              the strategy's creation fails
+//   cluster_probe check_same                   check_same_across_workers, equal values,
+//                                              then a --batch that worker 1 gives otherwise
+//   cluster_probe extra_strategy               the chief creates a second multi-worker
+//                                              strategy that worker 1 never creates
+//   cluster_probe eval_first                   the chief creates single-worker strategies
+//                                              before its MultiWorkerMirroredStrategy
 //   cluster_probe datasets                     distributed datasets across workers
 //   cluster_probe join                         only join the cluster and leave
+//   cluster_probe hold FILE                    join, then leave once FILE exists (at most 60 s)
 //   cluster_probe finish                       many collectives, then exit at once
+//   cluster_probe variables [--replicas N]     NONE / ONLY_FIRST_REPLICA writes across workers
+//   cluster_probe shuffle                      an unseeded shuffle distributed with DATA sharding
 // It prints "PROBE <what>" lines for the test to check and exits 0 when what
 // it observed is what the scenario expects of it; a survivor of kill or
 // freeze exits 10 instead, so that troupe-launch stops the stopped victim
 // after its grace period rather than waiting for it.
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -95,6 +109,21 @@ int collectives(Runtime& rt, int replicas) {
   // Cross-replica reduce and gather span every worker.
   if (strategy.reduce(ReduceOp::SUM, ids, std::nullopt).item<int32_t>() != n * (n - 1) / 2)
     wrong("strategy.reduce SUM");
+  // reduce(MEAN, axis 0) of batches whose size differs by worker (1, 3, 5, ...
+  // rows): the mean over every worker's examples, not over this worker's.
+  const auto batches = strategy.experimental_distribute_values_from_function([replicas](const ValueContext& vc) {
+    const int g = vc.replica_id_in_sync_group;
+    return Tensor::full({1 + 2 * (g / replicas), 2}, g + 1.0, DType::float32);
+  });
+  double examples = 0, total = 0;
+  for (int g = 0; g < n; ++g) {
+    examples += 1 + 2 * (g / replicas);
+    total += (1 + 2 * (g / replicas)) * (g + 1.0);
+  }
+  for (const float mean : strategy.reduce(ReduceOp::MEAN, batches, 0).to_vector<float>())
+    if (std::abs(mean - total / examples) > 1e-5 * (total / examples))
+      wrong("strategy.reduce MEAN along axis 0 of uneven batches gave " + std::to_string(mean) + ", not "
+            + std::to_string(total / examples));
   const auto rows = strategy.experimental_distribute_values_from_function(
     [](const ValueContext& vc) { return Tensor::from_vector<int32_t>({vc.replica_id_in_sync_group}); });
   const auto all_ids = strategy.gather(rows, 0).to_vector<int32_t>();
@@ -174,8 +203,119 @@ int diverge(Runtime& rt, int me, const std::string& how) {
   return 0;
 }
 
+void print_failure(const Error& e, const char* where) {
+  std::printf("PROBE FAILED %s at %.3f code=%s: %s\n", where, wall_seconds(), std::string(name(e.code())).c_str(),
+              e.what());
+  std::fflush(stdout);
+}
+
+// The workers' strategies differ (replicas, CommunicationOptions): their
+// creation fails on every worker.
+int create_differing(Runtime& rt, int me, const std::string& how) {
+  CommunicationOptions options;
+  if (how == "options" && me == 1)
+    options = {.bytes_per_pack = 4096, .implementation = CommunicationImplementation::RING};
+  try {
+    MultiWorkerMirroredStrategy strategy(rt, options);
+    std::printf("PROBE CREATED\n");
+    (void)strategy.run([] { return get_replica_context().all_reduce(ReduceOp::SUM, Tensor(1.0f)); });
+  } catch (const Error& e) {
+    print_failure(e, "creating");
+    return 0;
+  }
+  std::printf("PROBE COMPLETED\n");
+  return 0;
+}
+
+// The chief creates one multi-worker strategy more than worker 1, which
+// leaves after its first: the chief's second creation fails, naming why.
+int extra_strategy(Runtime& rt, int me) {
+  MultiWorkerMirroredStrategy first(rt);
+  if (me != 0) {
+    std::printf("PROBE CREATED one\n");
+    return 0;
+  }
+  try {
+    MultiWorkerMirroredStrategy second(rt);
+    std::printf("PROBE CREATED two\n");
+  } catch (const Error& e) {
+    print_failure(e, "creating");
+  }
+  return 0;
+}
+
+// check_same_across_workers: equal values pass, then worker 1's --batch differs.
+int check_same(Runtime& rt, int me) {
+  MultiWorkerMirroredStrategy strategy(rt);
+  auto& extended = strategy.extended();
+  extended.check_same_across_workers("--epochs", 3);
+  extended.check_same_across_workers("--optimizer", "adam");
+  extended.check_same_across_workers("--learning-rate", 0.001);
+  extended.check_same_across_workers("images", TensorSpec{Shape{-1, 784}, DType::float32});
+  std::printf("PROBE SAME VALUES PASSED\n");
+  std::fflush(stdout);
+  try {
+    extended.check_same_across_workers("--batch", me == 1 ? 64 : 128);
+  } catch (const Error& e) {
+    print_failure(e, "checking");
+    return 0;
+  }
+  std::printf("PROBE COMPLETED\n");
+  return 0;
+}
+
+// The chief evaluates with single-worker strategies of its own before it
+// creates the strategy all workers share; the collectives still meet.
+int eval_first(Runtime& rt, int me) {
+  std::unique_ptr<OneDeviceStrategy> evaluation;
+  std::unique_ptr<MirroredStrategy> mirrored;
+  if (me == 0) {
+    evaluation = std::make_unique<OneDeviceStrategy>(rt, "CPU:0");
+    mirrored = std::make_unique<MirroredStrategy>(rt);
+    (void)mirrored->run([] { return get_replica_context().all_reduce(ReduceOp::SUM, Tensor(1.0f)); });
+  }
+  MultiWorkerMirroredStrategy strategy(rt);
+  const int n = strategy.num_replicas_in_sync();
+  try {
+    for (int step = 1; step <= 3; ++step) {
+      auto sums = strategy.run([step] { return get_replica_context().all_reduce(ReduceOp::SUM, Tensor(float(step))); });
+      if (strategy.experimental_local_results(sums).front().item<float>() != float(step * n))
+        wrong("all_reduce in step " + std::to_string(step));
+    }
+  } catch (const Error& e) {
+    print_failure(e, "running");
+    return 1;
+  }
+  std::cout << "PROBE OK eval_first over " << n << " replicas" << std::endl;
+  return 0;
+}
+
 // Workers that finish their last collective at different moments exit at
 // once: a worker that left after its part is done must not fail the others.
+// Worker 1 computes for `busy_seconds` (a CPU loop in its replica, no
+// traffic on the data plane) before its second collective: it must not be
+// declared lost, however long that is next to the peer timeout.
+int busy(Runtime& rt, int me, double busy_seconds) {
+  MultiWorkerMirroredStrategy strategy(rt);
+  const int n = strategy.num_replicas_in_sync();
+  for (int step = 0; step < 2; ++step) {
+    auto sums = strategy.run([&, step] {
+      if (step == 1 && me == 1) {
+        const double until = wall_seconds() + busy_seconds;
+        volatile double x = 0;
+        while (wall_seconds() < until)
+          for (int i = 0; i < 100000; ++i)
+            x = x + std::sqrt(static_cast<double>(i));
+      }
+      return get_replica_context().all_reduce(ReduceOp::SUM, Tensor(1.0f));
+    });
+    if (strategy.experimental_local_results(sums).front().item<float>() != static_cast<float>(n))
+      wrong("all_reduce after the busy worker's computation in step " + std::to_string(step));
+  }
+  std::cout << "PROBE FINISHED" << std::endl;
+  return 0;
+}
+
 int finish(Runtime& rt) {
   MultiWorkerMirroredStrategy strategy(rt);
   const int n = strategy.num_replicas_in_sync();
@@ -234,6 +374,58 @@ int datasets(Runtime& rt, int task) {
   return 0;
 }
 
+// Replica-context writes across workers. Aggregation NONE: equal values on
+// every worker update every copy; worker 1's different value fails every
+// worker ("PROBE NONE FAILED ..."). ONLY_FIRST_REPLICA: every copy on every
+// worker takes global replica 0's value, whatever the other workers passed.
+int variables(Runtime& rt, int task) {
+  MultiWorkerMirroredStrategy strategy(rt);
+  auto scope = strategy.scope();
+  auto none = strategy.create_variable(Tensor::zeros({3}, DType::float32),
+                                       {.name = "v_none", .aggregation = VariableAggregation::NONE});
+  (void)strategy.run([&] { none.assign(Tensor::full({3}, 5.0, DType::float32)); });
+  for (const auto& copy : strategy.experimental_local_results(none))
+    if (copy.to_vector<float>() != std::vector<float>(3, 5.0f))
+      wrong("an equal NONE assign on every worker did not update every copy");
+  try {
+    (void)strategy.run([&] { none.assign(Tensor::full({3}, 7.0 + (task == 1 ? 1 : 0), DType::float32)); });
+    std::cout << "PROBE NONE COMPLETED" << std::endl;
+  } catch (const Error& e) {
+    std::cout << "PROBE NONE FAILED code=" << name(e.code()) << ": " << e.what() << std::endl;
+  }
+  for (const auto& copy : strategy.experimental_local_results(none))
+    if (copy.to_vector<float>() != std::vector<float>(3, 5.0f))
+      wrong("a failed NONE assign changed a copy");
+  auto first = strategy.create_variable(Tensor(int64_t{0}), {.name = "v_first",
+                                                             .aggregation = VariableAggregation::ONLY_FIRST_REPLICA});
+  (void)strategy.run([&] { first.assign_add(Tensor(int64_t{10 + 100 * task + get_replica_context().replica_id_in_sync_group()})); });
+  for (const auto& copy : strategy.experimental_local_results(first))
+    std::cout << "PROBE FIRST " << copy.item<int64_t>() << std::endl;
+  return 0;
+}
+
+// One unseeded shuffle of range(16) for 2 epochs, distributed in global
+// batches of 4 with DATA sharding ("PROBE SAW <epoch>: <elements in order>"),
+// and sharded by a dataset function after it ("PROBE SAW FN <epoch>: ...").
+int shuffle(Runtime& rt) {
+  MultiWorkerMirroredStrategy strategy(rt);
+  auto print_epochs = [&](const DistributedDataset& dist, const std::string& label) {
+    for (int epoch = 0; epoch < 2; ++epoch) {
+      std::string saw;
+      for (const auto& step : dist)
+        for (const auto& batch : strategy.experimental_local_results(step))
+          for (auto x : batch[0].to_vector<int64_t>())
+            saw += " " + std::to_string(x);
+      std::cout << "PROBE SAW " << label << epoch << ":" << saw << std::endl;
+    }
+  };
+  print_epochs(strategy.experimental_distribute_dataset(Dataset::range(16).shuffle(16).batch(4)), "");
+  print_epochs(strategy.distribute_datasets_from_function([](const InputContext& context) {
+    return Dataset::range(16).shuffle(16).shard(context.num_input_pipelines(), context.input_pipeline_id()).batch(2);
+  }), "FN ");
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -248,16 +440,38 @@ int main(int argc, char** argv) {
     std::cout << "PROBE JOINED task " << resolver->task_type() << ":" << task << std::endl;
     if (scenario == "join")
       return 0;
+    if (scenario == "hold" && argc > 2) {
+      // Stays in the cluster while the test starts other processes against it.
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (!std::filesystem::exists(argv[2]) && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      std::cout << "PROBE LEAVES" << std::endl;
+      return 0;
+    }
     if (scenario == "datasets")
       return datasets(rt, task);
     if (scenario == "finish")
       return finish(rt);
+    if (scenario == "busy")
+      return busy(rt, task, argc > 2 ? std::atof(argv[2]) : 3.0);
+    if (scenario == "variables")
+      return variables(rt, task);
+    if (scenario == "shuffle")
+      return shuffle(rt);
     if (scenario == "collectives")
       return collectives(rt, replicas);
     if (scenario == "kill" || scenario == "freeze")
       return lose_peer(rt, task, argc > 2 ? std::atoi(argv[2]) : 1, scenario == "freeze");
-    if (scenario == "mismatch" || scenario == "skip" || scenario == "timeout" || scenario == "uneven")
+    if (scenario == "mismatch" || scenario == "skip" || scenario == "timeout")
       return diverge(rt, task, scenario);
+    if (scenario == "uneven" || scenario == "options")
+      return create_differing(rt, task, scenario);
+    if (scenario == "check_same")
+      return check_same(rt, task);
+    if (scenario == "extra_strategy")
+      return extra_strategy(rt, task);
+    if (scenario == "eval_first")
+      return eval_first(rt, task);
     std::cerr << "cluster_probe: unknown scenario \"" << scenario << "\"\n";
     return 2;
   } catch (const std::exception& e) {

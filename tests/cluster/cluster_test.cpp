@@ -4,8 +4,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <map>
+#include <numeric>
+#include <sstream>
 #include <memory>
 #include <regex>
 #include <string>
@@ -16,9 +20,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "support/free_ports.hpp"
 #include "support/skip.hpp"
 #include "support/test_process.hpp"
 
+using troupe::testing::free_ports;
 using troupe::testing::run_launcher;
 using troupe::testing::split_lines;
 using troupe::testing::TestProcess;
@@ -55,27 +61,50 @@ std::string find_line(const std::vector<std::string>& lines, const std::string& 
   return {};
 }
 
-// `n` distinct free TCP ports on 127.0.0.1: each is bound to port 0 and read
-// back, all sockets stay open until every port is picked, then close.
-std::vector<int> free_ports(int n) {
-  std::vector<int> fds;
-  std::vector<int> ports;
-  for (int i = 0; i < n; ++i) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    REQUIRE(fd >= 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    socklen_t len = sizeof addr;
-    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-    fds.push_back(fd);
-    ports.push_back(ntohs(addr.sin_port));
-  }
-  for (int fd : fds)
-    ::close(fd);
-  return ports;
+// The TF_CONFIG of worker `index` in a cluster of workers at `addresses`
+// ("host:port" each).
+std::string worker_tf_config(const std::vector<std::string>& addresses, int index) {
+  std::string workers;
+  for (const auto& address : addresses)
+    workers += (workers.empty() ? "\"" : ", \"") + address + "\"";
+  return R"({"cluster": {"worker": [)" + workers + R"(]}, "task": {"type": "worker", "index": )"
+         + std::to_string(index) + "}}";
 }
+
+// "127.0.0.1:<port>" for each of `ports`.
+std::vector<std::string> loopback_addresses(const std::vector<int>& ports) {
+  std::vector<std::string> addresses;
+  for (int port : ports)
+    addresses.push_back("127.0.0.1:" + std::to_string(port));
+  return addresses;
+}
+
+// The file whose creation tells `cluster_probe hold <file>` workers to leave;
+// its scratch folder goes when the test ends.
+class LeaveFile {
+public:
+  explicit LeaveFile(const std::string& folder_prefix) : folder_("/tmp/" + folder_prefix + "_XXXXXX") {
+    REQUIRE(::mkdtemp(folder_.data()) != nullptr);
+    path_ = folder_ + "/leave";
+  }
+  ~LeaveFile() {
+    std::remove(path_.c_str());
+    ::rmdir(folder_.c_str());
+  }
+  LeaveFile(const LeaveFile&) = delete;
+  LeaveFile& operator=(const LeaveFile&) = delete;
+
+  [[nodiscard]] const std::string& path() const { return path_; }
+  void tell_workers_to_leave() const {
+    std::FILE* file = std::fopen(path_.c_str(), "w");
+    REQUIRE(file != nullptr);
+    std::fclose(file);
+  }
+
+private:
+  std::string folder_;
+  std::string path_;
+};
 
 } // namespace
 
@@ -102,6 +131,73 @@ TEST_CASE("distributed datasets split global batches across workers and end toge
     CHECK_FALSE(find_line(l, "PROBE OK datasets").empty());
 }
 
+TEST_CASE("a NONE-aggregation assign with different values on two workers fails on both naming the variable",
+          "[cluster][variable]") {
+  // 2 replicas per worker: the replicas of each worker agree, the workers do not.
+  auto r = run_launcher({"--workers", "2", "--timeout-seconds", "60", "--", probe, "variables", "--replicas", "2"}, {},
+                        std::chrono::seconds(70));
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  auto lines = probe_lines(r.out);
+  REQUIRE(lines.size() == 2);
+  for (const auto& [task, l] : lines) {
+    CAPTURE(task);
+    // Equal values passed (the probe checks every copy); different ones fail everywhere.
+    const auto failed = find_line(l, "PROBE NONE FAILED");
+    REQUIRE_FALSE(failed.empty());
+    CHECK_THAT(failed, Contains("code=invalid_argument") && Contains("variable 'v_none' has aggregation NONE")
+                         && Contains("worker 0 (replicas 0-1) passed one value, worker 1 (replicas 2-3) another"));
+    // ONLY_FIRST_REPLICA: every copy on every worker takes global replica 0's 10.
+    CHECK(l == std::vector<std::string>{"PROBE JOINED task " + task, failed, "PROBE FIRST 10", "PROBE FIRST 10"});
+  }
+}
+
+TEST_CASE("an unseeded shuffle distributed over 2 workers gives every example once per epoch, in a new order",
+          "[cluster][datasets]") {
+  auto r = run_launcher({"--workers", "2", "--timeout-seconds", "60", "--", probe, "shuffle"},
+                        {{"TROUPE_LOG", "info"}, {"TROUPE_LOG_COMPONENTS", "data"}}, std::chrono::seconds(70));
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  auto lines = probe_lines(r.out);
+  REQUIRE(lines.size() == 2);
+  // experimental_distribute_dataset (DATA), then distribute_datasets_from_function sharding after the shuffle.
+  for (const std::string label : {"", "FN "}) {
+    CAPTURE(label);
+    std::vector<std::vector<int>> order(2); // per epoch: worker 0's elements, then worker 1's
+    for (const char* task : {"worker:0", "worker:1"}) {
+      CAPTURE(task);
+      for (int epoch = 0; epoch < 2; ++epoch) {
+        const auto saw = find_line(lines[task], "PROBE SAW " + label + std::to_string(epoch) + ":");
+        REQUIRE_FALSE(saw.empty());
+        std::istringstream in(saw.substr(saw.find(':') + 1));
+        for (int x; in >> x;)
+          order[static_cast<size_t>(epoch)].push_back(x);
+      }
+    }
+    for (int epoch = 0; epoch < 2; ++epoch) {
+      CAPTURE(epoch, order[static_cast<size_t>(epoch)]);
+      auto sorted = order[static_cast<size_t>(epoch)];
+      std::sort(sorted.begin(), sorted.end());
+      std::vector<int> every(16);
+      std::iota(every.begin(), every.end(), 0);
+      CHECK(sorted == every);
+    }
+    CHECK(order[0] != order[1]);
+  }
+  // The agreed seed is logged once per worker, the same on both.
+  static const std::regex logged(
+    R"(\[(worker:[01])\] .*unseeded shuffle\(16, seed=None.* before DATA auto-sharding: .* seeds derived from ([0-9]+), the chief's)");
+  std::map<std::string, std::vector<std::string>> seeds;
+  for (const auto& l : split_lines(r.err)) {
+    std::smatch m;
+    if (std::regex_search(l, m, logged))
+      seeds[m[1]].push_back(m[2]);
+  }
+  REQUIRE(seeds["worker:0"].size() == 1);
+  REQUIRE(seeds["worker:1"].size() == 1);
+  CHECK(seeds["worker:0"] == seeds["worker:1"]);
+}
+
 TEST_CASE("workers that finish their last collective at different moments all complete it", "[cluster]") {
   // A worker leaves right after its last collective; the others may still be
   // finishing theirs with the frames it sent before its bye.
@@ -115,9 +211,36 @@ TEST_CASE("workers that finish their last collective at different moments all co
   }
 }
 
+TEST_CASE("a worker busy computing for three peer timeouts is not lost", "[cluster]") {
+  // Its data connection is silent all that time; its heartbeats are not.
+  auto r = run_launcher({"--workers", "2", "--timeout-seconds", "60", "--", probe, "busy", "6"},
+                        {{"TROUPE_PEER_TIMEOUT_SECONDS", "2"}, {"TROUPE_PEER_HEARTBEAT_SECONDS", "0.2"}},
+                        std::chrono::seconds(70));
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  for (const char* task : {"worker:0", "worker:1"}) {
+    CAPTURE(task);
+    CHECK_FALSE(find_line(probe_lines(r.out)[task], "PROBE FINISHED").empty());
+  }
+}
+
+TEST_CASE("a data port offset past the last port fails every task naming TROUPE_DATA_PORT_OFFSET", "[cluster]") {
+  auto r = run_launcher({"--workers", "2", "--timeout-seconds", "60", "--", probe, "join"},
+                        {{"TROUPE_DATA_PORT_OFFSET", "65535"}}, std::chrono::seconds(70));
+  INFO(r.out << r.err);
+  CHECK(r.exit_code != 0);
+  for (const char* task : {"worker:0", "worker:1"}) {
+    CAPTURE(task);
+    CHECK_THAT(find_line(probe_lines(r.out)[task], "PROBE ERROR"),
+               Contains("+ TROUPE_DATA_PORT_OFFSET=65535: ports end at 65535; choose a smaller offset"));
+  }
+}
+
 TEST_CASE("a killed worker fails the collective on every survivor within 5 s", "[cluster]") {
+  // A peer timeout of 30 s leaves only the closed connections (EOF) to meet
+  // the 5 s bound: a heartbeat timeout alone could not.
   auto r = run_launcher({"--workers", "3", "--grace-seconds", "20", "--timeout-seconds", "60", "--", probe, "kill", "1"},
-                        {}, std::chrono::seconds(70));
+                        {{"TROUPE_PEER_TIMEOUT_SECONDS", "30"}}, std::chrono::seconds(70));
   INFO(r.out << r.err);
   auto lines = probe_lines(r.out);
   const auto died = find_line(lines["worker:1"], "PROBE VICTIM dies");
@@ -150,9 +273,15 @@ TEST_CASE("a frozen worker fails the collective on every survivor within the pee
   CHECK_THAT(failed, Contains("code=peer_lost") && Contains("task worker:1 was lost"));
   const double after = time_in(failed) - time_in(stopped);
   CAPTURE(after);
-  // The bound is the peer timeout (measured 1.74-1.85 s); 0.5 s of slack for
-  // a 2-core machine that runs other tests beside this one.
+  // The bound is the peer timeout (measured 2.00 s: the data connection's
+  // last byte + the peer timeout); 0.5 s of slack for a 2-core machine that
+  // runs other tests beside this one.
   CHECK(after < 2.0 + 0.5);
+  // The launcher names the stopped worker as the first cause, not worker 0, which failed because of it.
+  CHECK(r.exit_code == 128 + SIGSTOP);
+  CHECK_THAT(r.err, Contains("troupe-launch: task worker:1 (pid ")
+                      && Contains(") stopped responding first (stopped by signal 19 (SIGSTOP)), then was killed by "
+                                  "troupe-launch after the grace period"));
 }
 
 TEST_CASE("workers that issue mismatched collectives all fail naming what each sent", "[cluster]") {
@@ -168,14 +297,80 @@ TEST_CASE("workers that issue mismatched collectives all fail naming what each s
   }
 }
 
-TEST_CASE("workers with different numbers of replicas fail their first collective naming both counts", "[cluster]") {
+TEST_CASE("workers with different numbers of replicas fail at strategy creation naming both counts", "[cluster]") {
   auto r = run_launcher({"--workers", "2", "--timeout-seconds", "60", "--", probe, "uneven"}, {}, std::chrono::seconds(70));
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
-  for (const auto& [task, l] : probe_lines(r.out)) {
+  const auto lines = probe_lines(r.out);
+  REQUIRE(lines.size() == 2);
+  for (const auto& [task, l] : lines) {
     CAPTURE(task);
-    CHECK_THAT(find_line(l, "PROBE FAILED"), Contains("every worker must run the same number of replicas"));
+    CHECK_THAT(find_line(l, "PROBE FAILED creating"),
+               Contains("code=failed_precondition")
+                 && Contains("\"replicas per worker\" is 1 on worker:0, but 2 on worker:1")
+                 && Contains("same number of replica devices"));
   }
+}
+
+TEST_CASE("workers whose CommunicationOptions differ fail at strategy creation naming each setting", "[cluster]") {
+  auto r = run_launcher({"--workers", "2", "--timeout-seconds", "60", "--", probe, "options"}, {},
+                        std::chrono::seconds(70));
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto lines = probe_lines(r.out);
+  REQUIRE(lines.size() == 2);
+  for (const auto& [task, l] : lines) {
+    CAPTURE(task);
+    CHECK(find_line(l, "PROBE CREATED").empty());
+    CHECK_THAT(find_line(l, "PROBE FAILED creating"),
+               Contains("code=failed_precondition")
+                 && Contains("\"CommunicationOptions.implementation\" is AUTO on worker:0, but RING on worker:1")
+                 && Contains("\"CommunicationOptions.bytes_per_pack\" is 0 on worker:0, but 4096 on worker:1"));
+  }
+}
+
+TEST_CASE("a multi-worker strategy that another worker never creates fails at creation naming the order rule",
+          "[cluster]") {
+  auto r = run_launcher({"--workers", "2", "--timeout-seconds", "60", "--", probe, "extra_strategy"},
+                        {{"TROUPE_COLLECTIVE_TIMEOUT_SECONDS", "20"}}, std::chrono::seconds(70));
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  auto lines = probe_lines(r.out);
+  CHECK_FALSE(find_line(lines["worker:1"], "PROBE CREATED one").empty());
+  CHECK_THAT(find_line(lines["worker:0"], "PROBE FAILED creating"),
+             Contains("MultiWorkerMirroredStrategy #2 of task worker:0: the workers could not compare their settings")
+               && Contains("worker:1")
+               && Contains("Every worker must create the same multi-worker strategies in the same order"));
+}
+
+TEST_CASE("check_same_across_workers passes equal values and fails every worker naming the setting and both values",
+          "[cluster]") {
+  auto r = run_launcher({"--workers", "2", "--timeout-seconds", "60", "--", probe, "check_same"}, {},
+                        std::chrono::seconds(70));
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto lines = probe_lines(r.out);
+  REQUIRE(lines.size() == 2);
+  for (const auto& [task, l] : lines) {
+    CAPTURE(task);
+    CHECK_FALSE(find_line(l, "PROBE SAME VALUES PASSED").empty());
+    CHECK_THAT(find_line(l, "PROBE FAILED checking"),
+               Contains("code=failed_precondition") && Contains("\"--batch\" is 128 on worker:0, but 64 on worker:1"));
+  }
+}
+
+TEST_CASE("a chief that creates single-worker strategies first still meets the workers in its multi-worker strategy",
+          "[cluster]") {
+  // Before cluster strategies had ids of their own, the chief's strategy got
+  // id 3 and the worker's 1: both timed out waiting for the other.
+  auto r = run_launcher({"--workers", "2", "--timeout-seconds", "60", "--", probe, "eval_first"},
+                        {{"TROUPE_COLLECTIVE_TIMEOUT_SECONDS", "10"}}, std::chrono::seconds(70));
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const auto lines = probe_lines(r.out);
+  REQUIRE(lines.size() == 2);
+  for (const auto& [task, l] : lines)
+    CHECK_THAT(find_line(l, "PROBE OK"), Contains("eval_first over 2 replicas"));
 }
 
 TEST_CASE("a worker that skips a collective fails it on the others at once", "[cluster]") {
@@ -203,17 +398,13 @@ TEST_CASE("a collective a worker reaches too late warns, times out naming it, an
 }
 
 TEST_CASE("a process with another cluster token is refused and named", "[cluster]") {
-  const auto ports = free_ports(2);
-  const int p0 = ports[0];
-  const int p1 = ports[1];
-  const std::string cluster = R"({"worker": ["127.0.0.1:)" + std::to_string(p0) + R"(", "127.0.0.1:)"
-                              + std::to_string(p1) + R"("]})";
-  auto tf_config = [&](int index) {
-    return R"({"cluster": )" + cluster + R"(, "task": {"type": "worker", "index": )" + std::to_string(index) + "}}";
-  };
+  const auto workers = loopback_addresses(free_ports(2));
+  auto tf_config = [&](int index) { return worker_tf_config(workers, index); };
+  // The refusing task fails at once (the right worker:1 is not coming), not
+  // after its init timeout: 60 s, far beyond the 20 s the test waits.
   TestProcess good({probe, "join"}, {{"TF_CONFIG", tf_config(0)},
                                      {"TROUPE_CLUSTER_TOKEN", "right"},
-                                     {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "4"}});
+                                     {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "60"}});
   TestProcess bad({probe, "join"}, {{"TF_CONFIG", tf_config(1)},
                                     {"TROUPE_CLUSTER_TOKEN", "wrong"},
                                     {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "4"}});
@@ -224,7 +415,83 @@ TEST_CASE("a process with another cluster token is refused and named", "[cluster
   CHECK_THAT(bad.out(), Contains("task worker:0 refused this process: its cluster token differs"));
   CHECK_THAT(good.err(), Contains("refused the process presenting itself as \"worker:1\" (pid " + std::to_string(bad.pid())));
   CHECK(good.exit_code() == 3);
-  CHECK_THAT(good.out(), Contains("waited in vain for task(s) worker:1") && Contains("cluster token differs"));
+  CHECK_THAT(good.out(), Contains("task worker:0 refused the process presenting itself as \"worker:1\" (pid "
+                                  + std::to_string(bad.pid()) + "), which it was waiting for: its cluster token differs"));
+}
+
+TEST_CASE("a process whose TF_CONFIG cluster differs is refused and named", "[cluster]") {
+  const auto ports = free_ports(2);
+  const auto right = loopback_addresses(ports);
+  // Worker 1 is given the same addresses but names itself "localhost": the
+  // same tasks, another cluster spec.
+  const std::vector<std::string> other{right[0], "localhost:" + std::to_string(ports[1])};
+  TestProcess good({probe, "join"}, {{"TF_CONFIG", worker_tf_config(right, 0)},
+                                     {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "60"}});
+  TestProcess bad({probe, "join"}, {{"TF_CONFIG", worker_tf_config(other, 1)},
+                                    {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "4"}});
+  REQUIRE(bad.wait(std::chrono::seconds(20)));
+  REQUIRE(good.wait(std::chrono::seconds(20)));
+  INFO(bad.out() << bad.err() << good.out() << good.err());
+  CHECK(bad.exit_code() == 3);
+  CHECK_THAT(bad.out(), Contains("task worker:0 refused this process: its cluster spec differs"));
+  CHECK_THAT(good.err(), Contains("refused the process presenting itself as \"worker:1\" (pid " + std::to_string(bad.pid())));
+  CHECK(good.exit_code() == 3);
+  CHECK_THAT(good.out(), Contains("which it was waiting for: its cluster spec differs"));
+}
+
+TEST_CASE("a second process started as a task that is running is refused naming the task", "[cluster]") {
+  const auto workers = loopback_addresses(free_ports(2));
+  const std::string w1 = workers[1];
+  auto tf_config = [&](int index) { return worker_tf_config(workers, index); };
+  const LeaveFile leave("troupe_same_task");
+  TestProcess w0({probe, "hold", leave.path()}, {{"TF_CONFIG", tf_config(0)}, {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "30"}});
+  TestProcess first({probe, "hold", leave.path()}, {{"TF_CONFIG", tf_config(1)}, {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "30"}});
+  const bool joined = first.read_until([&] { return first.out().find("PROBE JOINED") != std::string::npos; },
+                                       std::chrono::seconds(30));
+  INFO(w0.out() << w0.err() << first.out() << first.err());
+  REQUIRE(joined);
+  // The same TF_CONFIG task again, while the first runs.
+  TestProcess second({probe, "join"}, {{"TF_CONFIG", tf_config(1)}, {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "30"}});
+  REQUIRE(second.wait(std::chrono::seconds(20)));
+  leave.tell_workers_to_leave();
+  REQUIRE(w0.wait(std::chrono::seconds(20)));
+  REQUIRE(first.wait(std::chrono::seconds(20)));
+  INFO(second.out() << second.err());
+  CHECK(second.exit_code() == 3);
+  CHECK_THAT(second.out(), Contains("task worker:1 cannot listen on its address " + w1)
+                             && Contains("a second process started as task worker:1?"));
+  // The cluster the first one formed is unharmed.
+  CHECK(w0.exit_code() == 0);
+  CHECK(first.exit_code() == 0);
+}
+
+TEST_CASE("a task restarted after it left a formed cluster is told the cluster does not take it back", "[cluster]") {
+  const auto workers = loopback_addresses(free_ports(2));
+  auto tf_config = [&](int index) { return worker_tf_config(workers, index); };
+  const LeaveFile leave("troupe_restart");
+  TestProcess w0({probe, "hold", leave.path()}, {{"TF_CONFIG", tf_config(0)},
+                                          {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "30"},
+                                          {"TROUPE_LOG", "info"},
+                                          {"TROUPE_LOG_COMPONENTS", "net"}});
+  TestProcess old_w1({probe, "join"}, {{"TF_CONFIG", tf_config(1)}, {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "30"}});
+  REQUIRE(old_w1.wait(std::chrono::seconds(30)));
+  CHECK(old_w1.exit_code() == 0);
+  // Worker 0 noticed that the first worker:1 went away before the new one comes.
+  const std::string gone = "the control connection to task worker:1 (pid " + std::to_string(old_w1.pid()) + ") went down";
+  const bool noticed = w0.read_until([&] { return w0.err().find(gone) != std::string::npos; }, std::chrono::seconds(20));
+  INFO(w0.out() << w0.err());
+  REQUIRE(noticed);
+  TestProcess new_w1({probe, "join"}, {{"TF_CONFIG", tf_config(1)}, {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "30"}});
+  REQUIRE(new_w1.wait(std::chrono::seconds(20)));
+  leave.tell_workers_to_leave();
+  REQUIRE(w0.wait(std::chrono::seconds(20)));
+  INFO(new_w1.out() << new_w1.err());
+  CHECK(new_w1.exit_code() == 3);
+  CHECK_THAT(new_w1.out(), Contains("task worker:0 refused this process: task worker:1 already joined this cluster as "
+                                    "the process with pid " + std::to_string(old_w1.pid())
+                                    + ", which has since left or been lost; a formed cluster does not take a "
+                                      "restarted task back"));
+  CHECK_THAT(new_w1.out(), !Contains("two processes were started as the same task"));
 }
 
 TEST_CASE("a task whose peers never start fails after the init timeout naming them and their addresses",
@@ -233,25 +500,32 @@ TEST_CASE("a task whose peers never start fails after the init timeout naming th
   const int p0 = ports[0];
   const int p1 = ports[1];
   const int p2 = ports[2];
-  const std::string cluster = R"({"worker": ["127.0.0.1:)" + std::to_string(p0) + R"(", "127.0.0.1:)"
-                              + std::to_string(p1) + R"(", "127.0.0.1:)" + std::to_string(p2) + R"("]})";
-  auto tf_config = [&](int index) {
-    return R"({"cluster": )" + cluster + R"(, "task": {"type": "worker", "index": )" + std::to_string(index) + "}}";
-  };
+  auto tf_config = [&](int index) { return worker_tf_config(loopback_addresses(ports), index); };
   // One after the other, each alone. Worker 1: worker 0 (lower rank) is never reachable.
-  TestProcess lonely({probe, "join"}, {{"TF_CONFIG", tf_config(1)}, {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "1"}});
+  TestProcess lonely({probe, "join"}, {{"TF_CONFIG", tf_config(1)},
+                                       {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "2"},
+                                       {"TROUPE_LOG_COMPONENTS", "net,bogus"}});
   REQUIRE(lonely.wait(std::chrono::seconds(20)));
   INFO(lonely.out() << lonely.err());
   CHECK(lonely.exit_code() == 3);
   CHECK_THAT(lonely.out(), Contains("task worker:1 could not reach task worker:0 at 127.0.0.1:" + std::to_string(p0)
-                                    + " within 1s (TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS)"));
+                                    + " within 2s (TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS)"));
+  // A component name troupe does not use is said at start, not ignored.
+  CHECK_THAT(lonely.err(), Contains("[troupe W task=0 log] TROUPE_LOG_COMPONENTS names \"bogus\", none of troupe's "
+                                    "components (coll, data, kernels, net)"));
+  // While it waits it says so (every quarter of a short init timeout), in lines naming its task.
+  CHECK_THAT(lonely.err(), Contains("[troupe W task=worker:1 net] task worker:1 is waiting for task worker:0 at 127.0.0.1:"
+                                    + std::to_string(p0) + " to start (") && Contains(" of 2 s, TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS)"));
   // Worker 0: workers 1 and 2 (higher ranks) never say hello.
-  TestProcess first({probe, "join"}, {{"TF_CONFIG", tf_config(0)}, {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "1"}});
+  TestProcess first({probe, "join"}, {{"TF_CONFIG", tf_config(0)}, {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "2"}});
   REQUIRE(first.wait(std::chrono::seconds(20)));
   INFO(first.out() << first.err());
   CHECK(first.exit_code() == 3);
-  CHECK_THAT(first.out(), Contains("task worker:0 waited in vain for task(s) worker:1, worker:2 to connect "
-                                   "(TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS)"));
+  const std::string missing = "task(s) worker:1 (127.0.0.1:" + std::to_string(p1) + "), worker:2 (127.0.0.1:"
+                              + std::to_string(p2) + ") to connect";
+  CHECK_THAT(first.out(), Contains("task worker:0 waited in vain for " + missing + " (TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS)"));
+  CHECK_THAT(first.err(), Contains("[troupe W task=worker:0 net] task worker:0 is waiting for " + missing + " (")
+                             && Contains(" of 2 s, TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS)"));
 }
 
 TEST_CASE("workers started as mpirun ranks through troupe-launch --attach form a cluster", "[cluster]") {
@@ -293,10 +567,7 @@ TEST_CASE("workers on distinct addresses in network namespaces form a cluster", 
   if (std::system((setup + " 2>/dev/null").c_str()) != 0)
     TROUPE_SKIP("cannot create network namespaces here (needs root and iproute2's `ip netns`); "
                 "run the test as root to cover workers on distinct addresses");
-  const std::string cluster = R"({"worker": ["10.231.0.1:4101", "10.231.0.2:4102"]})";
-  auto tf_config = [&](int index) {
-    return R"({"cluster": )" + cluster + R"(, "task": {"type": "worker", "index": )" + std::to_string(index) + "}}";
-  };
+  auto tf_config = [](int index) { return worker_tf_config({"10.231.0.1:4101", "10.231.0.2:4102"}, index); };
   const std::string ip = access("/usr/sbin/ip", X_OK) == 0 ? "/usr/sbin/ip" : "/sbin/ip";
   TestProcess w0({ip, "netns", "exec", ns0, probe, "collectives"},
                  {{"TF_CONFIG", tf_config(0)}, {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "20"}});

@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include <troupe/collectives/cross_worker_collectives.hpp>
 #include <troupe/collectives/wire_payloads.hpp>
 
@@ -91,4 +93,68 @@ TEST_CASE("workers that reduce with SUM and MEAN under one key fail with a misma
   CHECK_THAT(h.failures[0].second, Catch::Contains("task worker:0 sent all_reduce(SUM)")
                                      && Catch::Contains("task worker:1 sent all_reduce(MEAN)"));
   CHECK(h.completed == 0);
+}
+
+TEST_CASE("a group that goes away aborts its pending collectives on every other worker", "[collectives][cross_worker]") {
+  Harness h(3);
+  const CollectiveKey started{7, 1, 0};
+  const CollectiveKey heard_of{7, 1, 1}; // only worker 1 issued it so far
+  const std::vector<Tensor> mine{Tensor::from_vector<float>({1, 2})};
+  h.machine.start(started, CollectiveKind::all_reduce, ReduceOp::SUM, 0, mine);
+  const auto announce = AnnouncePayload{CollectiveFingerprint::of(CollectiveKind::all_reduce, ReduceOp::SUM, 0, mine), 1}.encode();
+  h.machine.on_frame(1, header_of(FrameType::announce, heard_of), announce);
+  h.sent.clear();
+  h.machine.abort_pending("its strategy was destroyed before this collective ended");
+  std::set<std::pair<int, uint32_t>> aborted; // (to, seq)
+  for (const auto& [to, header] : h.sent)
+    if (header.type == FrameType::abort)
+      aborted.emplace(to, header.seq);
+  CHECK(aborted == std::set<std::pair<int, uint32_t>>{{1, 0}, {2, 0}, {1, 1}, {2, 1}});
+  CHECK_FALSE(h.machine.active(started));
+  CHECK_FALSE(h.machine.active(heard_of));
+}
+
+TEST_CASE("a failure is remembered until every worker finished its run, however far this one ran ahead", "[collectives][cross_worker]") {
+  Harness h(2);
+  const CollectiveKey failed{7, 1, 0};
+  const std::vector<Tensor> mine{Tensor::from_vector<float>({1, 2})};
+  h.machine.start(failed, CollectiveKind::all_reduce, ReduceOp::SUM, 0, mine);
+  h.machine.abort(failed, "a replica failed");
+  // Run 2 issued no collective; this worker is in run 3 while worker 1 is still in run 1.
+  h.machine.start(CollectiveKey{7, 3, 0}, CollectiveKind::all_reduce, ReduceOp::SUM, 0, mine);
+  // Worker 1's late announce of the failed collective is dropped, not kept
+  // as a collective that waits forever.
+  const auto announce = AnnouncePayload{CollectiveFingerprint::of(CollectiveKind::all_reduce, ReduceOp::SUM, 0, mine), 1}.encode();
+  h.machine.on_frame(1, header_of(FrameType::announce, failed), announce);
+  CHECK_FALSE(h.machine.active(failed));
+  // A worker that joins the failed collective late gets the same failure.
+  const auto before = h.failures.size();
+  h.machine.start(failed, CollectiveKind::all_reduce, ReduceOp::SUM, 0, mine);
+  REQUIRE(h.failures.size() == before + 1);
+  CHECK_THAT(h.failures.back().second, Catch::Contains("a replica failed"));
+}
+
+TEST_CASE("a peer lost in the middle of a transfer fails the collective with peer_lost", "[collectives][cross_worker]") {
+  CrossWorkerSetup setup = Harness::setup(2);
+  setup.implementation = CommunicationImplementation::RING;
+  setup.ring.chunk_bytes = 64;
+  std::vector<std::pair<Errc, std::string>> failures;
+  int completed = 0;
+  int data_sent = 0;
+  CrossWorkerCollectives machine(
+    7, setup, [&](int, const FrameHeader& header, FrameBytes) { data_sent += header.type == FrameType::data ? 1 : 0; },
+    [&](const CollectiveKey&, std::vector<Tensor>) { ++completed; },
+    [&](const CollectiveKey&, Errc code, const std::string& why) { failures.emplace_back(code, why); });
+  const CollectiveKey key{7, 1, 0};
+  const std::vector<Tensor> mine{Tensor::from_vector<float>(std::vector<float>(1024, 1.0f))};
+  machine.start(key, CollectiveKind::all_reduce, ReduceOp::SUM, 0, mine);
+  machine.on_frame(1, header_of(FrameType::announce, key),
+                   AnnouncePayload{CollectiveFingerprint::of(CollectiveKind::all_reduce, ReduceOp::SUM, 0, mine), 1}.encode());
+  REQUIRE(data_sent > 0); // the transfer is under way
+  machine.on_peer_lost(1, "its data connection closed", false);
+  REQUIRE(failures.size() == 1);
+  CHECK(failures[0].first == Errc::peer_lost);
+  CHECK_THAT(failures[0].second, Catch::Contains("task worker:1 was lost: its data connection closed"));
+  CHECK(completed == 0);
+  CHECK_FALSE(machine.active(key));
 }

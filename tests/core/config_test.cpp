@@ -111,6 +111,10 @@ TEST_CASE("a bad knob value names the variable, the value and what it accepts",
      R"(TROUPE_IDLE_POLLS="many" is invalid: expected an integer >= 0 (polls before an idle thread sleeps))"},
     {"TROUPE_PEER_TIMEOUT_SECONDS", "0",
      R"(TROUPE_PEER_TIMEOUT_SECONDS="0" is invalid: expected a number of seconds greater than 0 (e.g. 30 or 2.5))"},
+    {"TROUPE_DATA_PORT_OFFSET", "70000",
+     R"(TROUPE_DATA_PORT_OFFSET="70000" is invalid: expected an integer from 0 to 65535 (added to the task's port, 0 = any free port))"},
+    {"TROUPE_DATA_PORT_OFFSET", "-1",
+     R"(TROUPE_DATA_PORT_OFFSET="-1" is invalid: expected an integer >= 0 (added to the task's port, 0 = any free port))"},
     {"TROUPE_RING_CHUNK_KIB", "0",
      R"(TROUPE_RING_CHUNK_KIB="0" is invalid: expected an integer >= 1 (KiB per ring chunk))"},
     {"TROUPE_HOST_CACHE_MIB", "-5",
@@ -137,7 +141,7 @@ TEST_CASE("the knob table lists every variable with its default and help", "[cor
                    "TROUPE_STALL_WARNING_SECONDS", "TROUPE_FIBER_STACK_KIB",
                    "TROUPE_LOCAL_REDUCE_SPLIT_BYTES", "TROUPE_HOST_CACHE_MIB", "TROUPE_IDLE_POLLS",
                    "TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "TROUPE_PEER_HEARTBEAT_SECONDS",
-                   "TROUPE_PEER_TIMEOUT_SECONDS", "TROUPE_CLUSTER_TOKEN", "TROUPE_RING_CHUNK_KIB",
+                   "TROUPE_PEER_TIMEOUT_SECONDS", "TROUPE_DATA_PORT_OFFSET", "TROUPE_CLUSTER_TOKEN", "TROUPE_RING_CHUNK_KIB",
                    "TROUPE_HALVING_DOUBLING_MAX_KIB", "TROUPE_SCHEDULER_POLICY",
                                   "TROUPE_KERNELS"});
   // The table's defaults are what parsing an empty environment yields.
@@ -170,12 +174,13 @@ using troupe::testing::capture_stderr;
 TEST_CASE("a log line carries level, task, replica and component", "[core][config][log]") {
   auto& ctx = troupe::log_context();
   const auto saved = ctx;
-  ctx.task = 2;
+  const auto saved_task = troupe::log_task();
+  troupe::set_log_task("worker:2");
   ctx.replica = 1;
   auto with_replica = capture_stderr([] {
     troupe::LogLine(troupe::LogLevel::warning, "coll").stream() << "waiting for " << 3 << " ranks";
   });
-  CHECK(with_replica == "[troupe W task=2 replica=1 coll] waiting for 3 ranks\n");
+  CHECK(with_replica == "[troupe W task=worker:2 replica=1 coll] waiting for 3 ranks\n");
   ctx.replica = -1;
   auto without_replica = capture_stderr([] {
     troupe::LogLine(troupe::LogLevel::error, "net").stream() << "peer lost";
@@ -183,17 +188,37 @@ TEST_CASE("a log line carries level, task, replica and component", "[core][confi
     troupe::LogLine(troupe::LogLevel::debug, "net").stream() << "d";
   });
   CHECK(without_replica
-        == "[troupe E task=2 net] peer lost\n[troupe I task=2 net] i\n[troupe D task=2 net] d\n");
+        == "[troupe E task=worker:2 net] peer lost\n[troupe I task=worker:2 net] i\n[troupe D task=worker:2 net] d\n");
   ctx = saved;
+  troupe::set_log_task(saved_task);
 }
 
-TEST_CASE("the log context is per thread", "[core][config][log]") {
-  troupe::log_context().task = 5;
-  int other = -7;
-  std::thread([&] { other = troupe::log_context().task; }).join();
-  CHECK(other == 0);
-  CHECK(troupe::log_context().task == 5);
-  troupe::log_context().task = 0;
+TEST_CASE("the replica in the log context is per thread, the task is per process", "[core][config][log]") {
+  const auto saved_task = troupe::log_task();
+  troupe::log_context().replica = 5;
+  troupe::set_log_task("worker:3");
+  int other_replica = -7;
+  std::string other_line;
+  other_line = capture_stderr([&] {
+    std::thread([&] {
+      other_replica = troupe::log_context().replica;
+      troupe::LogLine(troupe::LogLevel::warning, "net").stream() << "x";
+    }).join();
+  });
+  CHECK(other_replica == -1);
+  CHECK(other_line == "[troupe W task=worker:3 net] x\n");
+  CHECK(troupe::log_context().replica == 5);
+  troupe::log_context().replica = -1;
+  troupe::set_log_task(saved_task);
+}
+
+TEST_CASE("TROUPE_LOG_COMPONENTS names that are none of troupe's components get a warning naming the valid ones",
+          "[core][config][log]") {
+  CHECK(troupe::unknown_log_components_warning("").empty());
+  CHECK(troupe::unknown_log_components_warning("coll, net,data,kernels").empty());
+  const auto warning = troupe::unknown_log_components_warning("coll,bogus,nett");
+  CHECK(warning.find("TROUPE_LOG_COMPONENTS names \"bogus\", \"nett\", none of troupe's components "
+                     "(coll, data, kernels, net)") == 0);
 }
 
 TEST_CASE("TROUPE_LOG evaluates its stream only when the line is enabled", "[core][config][log]") {

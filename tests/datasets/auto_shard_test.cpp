@@ -8,18 +8,13 @@
 #include <troupe/datasets/auto_shard.hpp>
 #include <troupe/datasets/text_line_dataset.hpp>
 
+#include "int64_values.hpp"
+
 using namespace troupe;
+using troupe::test::int64_values_of;
 using Catch::Matchers::Contains;
 
 namespace {
-
-std::vector<int64_t> values(const Dataset& dataset) {
-  std::vector<int64_t> out;
-  for (const auto& e : dataset)
-    for (auto v : e.tensor().to_vector<int64_t>())
-      out.push_back(v);
-  return out;
-}
 
 std::vector<std::string> lines(const Dataset& dataset) {
   std::vector<std::string> out;
@@ -56,7 +51,7 @@ struct TextFiles {
 
 TEST_CASE("one worker reads the whole dataset and logs nothing", "[datasets][auto_shard]") {
   auto decision = auto_shard(Dataset::range(5), 1, 0);
-  CHECK(values(decision.dataset) == std::vector<int64_t>{0, 1, 2, 3, 4});
+  CHECK(int64_values_of(decision.dataset) == std::vector<int64_t>{0, 1, 2, 3, 4});
   CHECK(decision.summary.empty());
 }
 
@@ -65,8 +60,8 @@ TEST_CASE("AUTO shards a pipeline that does not read files by data", "[datasets]
   auto w0 = auto_shard(dataset, 2, 0);
   auto w1 = auto_shard(dataset, 2, 1);
   CHECK(w0.applied == AutoShardPolicy::DATA);
-  CHECK(values(w0.dataset) == std::vector<int64_t>{0, 1, 4, 5, 8, 9});
-  CHECK(values(w1.dataset) == std::vector<int64_t>{2, 3, 6, 7});
+  CHECK(int64_values_of(w0.dataset) == std::vector<int64_t>{0, 1, 4, 5, 8, 9});
+  CHECK(int64_values_of(w1.dataset) == std::vector<int64_t>{2, 3, 6, 7});
   CHECK_THAT(w1.summary, Contains("policy AUTO -> DATA"));
   CHECK_THAT(w1.summary, Contains("the dataset does not read files"));
 }
@@ -101,7 +96,7 @@ TEST_CASE("FILE on a pipeline that reads no files names the alternatives", "[dat
 TEST_CASE("OFF and HINT leave the dataset whole on every worker", "[datasets][auto_shard]") {
   for (auto policy : {AutoShardPolicy::OFF, AutoShardPolicy::HINT}) {
     auto decision = auto_shard(with_policy(Dataset::range(3), policy), 3, 2);
-    CHECK(values(decision.dataset) == std::vector<int64_t>{0, 1, 2});
+    CHECK(int64_values_of(decision.dataset) == std::vector<int64_t>{0, 1, 2});
     CHECK(decision.applied == AutoShardPolicy::OFF);
   }
 }

@@ -205,6 +205,31 @@ TEST_CASE("read_idx names the file and what is wrong with it", "[datasets][idx]"
   }
 }
 
+TEST_CASE("read_idx_examples pairs images with labels and refuses counts that differ, naming both files",
+          "[datasets][idx]") {
+  TempDir dir;
+  const std::string images = dir.file("train-images.idx");
+  const std::string labels = dir.file("train-labels.idx");
+  write_file(images, idx_bytes(0x08, {3, 2, 2}, std::string(12, 'x')));
+
+  SECTION("equal counts") {
+    write_file(labels, idx_bytes(0x08, {3}, "\x01\x02\x03"));
+    const auto examples = read_idx_examples(images, labels);
+    CHECK(examples.images.shape() == Shape{3, 2, 2});
+    CHECK(examples.labels.to_vector<uint8_t>() == std::vector<uint8_t>{1, 2, 3});
+  }
+  SECTION("fewer labels than images (another split's labels)") {
+    write_file(labels, idx_bytes(0x08, {2}, "\x01\x02"));
+    CHECK(error_of([&] { (void)read_idx_examples(images, labels); }, Errc::invalid_argument)
+          == "read_idx_examples: \"" + images + "\" holds 3 images but \"" + labels
+               + "\" holds 2 labels; every image needs its label: pass the images and labels files of the same split");
+  }
+  SECTION("an images file as the labels") {
+    CHECK_THAT(error_of([&] { (void)read_idx_examples(images, images); }, Errc::invalid_argument),
+               Catch::StartsWith("read_idx_examples: the labels file \"" + images + "\" holds shape (3, 2, 2)"));
+  }
+}
+
 TEST_CASE("read_idx reads Debian's Fashion-MNIST", "[datasets][idx][fashion_mnist]") {
   const std::filesystem::path dir = fashion_mnist_dir;
   if (!std::filesystem::exists(dir / "train-labels-idx1-ubyte.gz"))

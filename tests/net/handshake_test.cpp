@@ -21,5 +21,36 @@ TEST_CASE("the handshake admits higher ranks of the same cluster only, once each
              Contains("not a task that connects to worker:1"));
   CHECK_THAT(worker1.refusal(PeerClaim{3, "", token, std::nullopt}, false), Contains("rank 3"));
   CHECK_THAT(worker1.refusal(PeerClaim{2, "worker:1", token, 42}, false), Contains("claims to be task worker:1"));
-  CHECK_THAT(worker1.refusal(PeerClaim{2, "worker:2", token, 42}, true), Contains("already joined"));
+  CHECK_THAT(worker1.refusal(PeerClaim{2, "worker:2", token, 42}, true),
+             Contains("task worker:2 is already taken by another process, which joined first: two processes were "
+                      "started as worker:2"));
+}
+
+TEST_CASE("the handshake names the holder of a taken rank, a restarted task and a duplicate of itself",
+          "[net][handshake]") {
+  const auto token = Handshake::hash_token("secret");
+  const Handshake worker1(1, {"worker:0", "worker:1", "worker:2"}, token, 42);
+  const PeerClaim worker2{2, "worker:2", token, 42};
+
+  CHECK(worker1.refusal(worker2, RankHolder{1234, false})
+        == "task worker:2 is already taken by the process with pid 1234, which joined first: two processes were "
+           "started as worker:2 (give every process its own TF_CONFIG task index or rank)");
+  CHECK(worker1.refusal(PeerClaim{2, "", token, std::nullopt}, RankHolder{})
+        == "rank 2 is already taken by another process, which joined first: two processes were started as rank 2 "
+           "(give every process its own TF_CONFIG task index or rank)");
+  // The first worker:2 died or left: a new process as worker:2 is a restart, not a duplicate.
+  CHECK(worker1.refusal(worker2, RankHolder{1234, true})
+        == "task worker:2 already joined this cluster as the process with pid 1234, which has since left or been "
+           "lost; a formed cluster does not take a restarted task back: restart every task of the cluster");
+  CHECK_THAT(worker1.refusal(PeerClaim{1, "worker:1", token, 42}, std::nullopt),
+             Contains("it claims to be task worker:1, which this process is: two processes were started as task "
+                      "worker:1"));
+  // A process of another cluster claiming an awaited task dooms the cluster;
+  // a duplicate of a joined task or a claim of a task that does not connect here does not.
+  const PeerClaim stranger{2, "worker:2", Handshake::hash_token("other"), 42};
+  CHECK(worker1.dooms_the_cluster(stranger, std::nullopt));
+  CHECK(worker1.dooms_the_cluster(PeerClaim{2, "worker:2", token, 7}, std::nullopt));
+  CHECK_FALSE(worker1.dooms_the_cluster(stranger, RankHolder{1234, false}));
+  CHECK_FALSE(worker1.dooms_the_cluster(PeerClaim{0, "worker:0", Handshake::hash_token("other"), 42}, std::nullopt));
+  CHECK_FALSE(worker1.dooms_the_cluster(worker2, std::nullopt));
 }

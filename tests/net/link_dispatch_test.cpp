@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,33 @@ struct Recorder {
                         [this](const caf::actor&, PeerLostMsg msg) { events.push_back("lost " + std::to_string(msg.rank)); }};
 };
 
+/// An actor system with an idle actor standing in for a strategy's collective
+/// group; the actor is told to exit when the test ends.
+struct GroupActor {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{with_core_types(cfg)};
+  // An argument keeps clear of CAF's no-argument spawn path, which UBSan flags (tests/ubsan.supp).
+  caf::actor group = sys.spawn([](int) { return caf::behavior{[](int) {}}; }, 0);
+
+  ~GroupActor() { caf::anon_send_exit(group, caf::exit_reason::user_shutdown); }
+
+private:
+  static caf::actor_system_config& with_core_types(caf::actor_system_config& config) {
+    troupe::add_core_types(config);
+    return config;
+  }
+};
+
+/// A frame from `from` to `group` carrying `bytes` bytes.
+LinkFrameMsg sized_frame(int from, uint64_t group, std::size_t bytes) {
+  auto payload = std::make_shared<std::vector<std::byte>>(bytes);
+  LinkFrameMsg msg;
+  msg.from = from;
+  msg.header.group = group;
+  msg.bytes = FrameBytes{payload, payload->data(), payload->size()};
+  return msg;
+}
+
 LinkFrameMsg frame(uint64_t group, uint32_t seq) {
   LinkFrameMsg msg;
   msg.from = 1;
@@ -29,11 +58,8 @@ LinkFrameMsg frame(uint64_t group, uint32_t seq) {
 } // namespace
 
 TEST_CASE("a group registered late gets a peer's frames before the news of its loss", "[actors][link]") {
-  caf::actor_system_config cfg;
-  troupe::add_core_types(cfg);
-  caf::actor_system sys{cfg};
-  // An argument keeps clear of CAF's no-argument spawn path, which UBSan flags (tests/ubsan.supp).
-  auto group = sys.spawn([](int) { return caf::behavior{[](int) {}}; }, 0);
+  GroupActor g;
+  const auto& group = g.group;
   Recorder r;
   r.dispatch.on_frame(frame(7, 0));
   r.dispatch.on_frame(frame(7, 1));
@@ -47,26 +73,16 @@ TEST_CASE("a group registered late gets a peer's frames before the news of its l
   r.dispatch.on_register(LinkRegisterMsg{7, nullptr});
   r.dispatch.on_register(LinkRegisterMsg{8, group});
   CHECK(r.events == std::vector<std::string>{"frame 0", "lost 1"});
-  caf::anon_send_exit(group, caf::exit_reason::user_shutdown);
 }
 
 TEST_CASE("early frames past the byte bound are dropped and their sender is lost to the group, not silently", "[actors][link]") {
-  caf::actor_system_config cfg;
-  troupe::add_core_types(cfg);
-  caf::actor_system sys{cfg};
-  auto group = sys.spawn([](int) { return caf::behavior{[](int) {}}; }, 0);
+  GroupActor g;
+  const auto& group = g.group;
   std::vector<std::string> events;
   LinkDispatch dispatch{[&](const caf::actor&, LinkFrameMsg msg) { events.push_back("frame " + std::to_string(msg.from)); },
                         [&](const caf::actor&, PeerLostMsg msg) { events.push_back("lost " + std::to_string(msg.rank) + ": " + msg.why); },
                         /*max_early_bytes=*/100};
-  auto sized = [](int from, std::size_t bytes) {
-    auto payload = std::make_shared<std::vector<std::byte>>(bytes);
-    LinkFrameMsg msg;
-    msg.from = from;
-    msg.header.group = 7;
-    msg.bytes = FrameBytes{payload, payload->data(), payload->size()};
-    return msg;
-  };
+  auto sized = [](int from, std::size_t bytes) { return sized_frame(from, 7, bytes); };
   dispatch.on_frame(sized(1, 60));
   dispatch.on_frame(sized(2, 30));
   dispatch.on_frame(sized(1, 60)); // 150 bytes: over the bound
@@ -77,5 +93,34 @@ TEST_CASE("early frames past the byte bound are dropped and their sender is lost
   CHECK(events[0] == "frame 2");
   CHECK(events[1] == "frame 2");
   CHECK_THAT(events[2], Catch::StartsWith("lost 1: it sent more than") && Catch::Contains("strategy group 7 before this worker created"));
-  caf::anon_send_exit(group, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("frames of a group this worker unregistered are dropped, not kept for a group that never comes", "[actors][link]") {
+  GroupActor g;
+  const auto& group = g.group;
+  Recorder r;
+  r.dispatch.on_register(LinkRegisterMsg{7, group});
+  r.dispatch.on_register(LinkRegisterMsg{7, nullptr});
+  r.dispatch.on_frame(frame(7, 0)); // a peer still finishing a collective of that strategy
+  r.dispatch.on_frame(frame(7, 1));
+  r.dispatch.on_register(LinkRegisterMsg{7, group}); // had they been kept, they would come now
+  CHECK(r.events.empty());
+}
+
+TEST_CASE("the early-frame bound covers every unregistered group together", "[actors][link]") {
+  GroupActor g;
+  const auto& group = g.group;
+  std::vector<std::string> events;
+  LinkDispatch dispatch{[&](const caf::actor&, LinkFrameMsg msg) { events.push_back("frame " + std::to_string(msg.header.group)); },
+                        [&](const caf::actor&, PeerLostMsg msg) { events.push_back("lost " + std::to_string(msg.rank)); },
+                        /*max_early_bytes=*/100};
+  auto sized = [](uint64_t group_id, std::size_t bytes) { return sized_frame(1, group_id, bytes); };
+  // 60 bytes each for two groups: within a per-group bound, past the total one.
+  dispatch.on_frame(sized(7, 60));
+  dispatch.on_frame(sized(8, 60));
+  dispatch.on_register(LinkRegisterMsg{8, group});
+  CHECK(events == std::vector<std::string>{"lost 1"});
+  events.clear();
+  dispatch.on_register(LinkRegisterMsg{7, group});
+  CHECK(events == std::vector<std::string>{"frame 7"});
 }

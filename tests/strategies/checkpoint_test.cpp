@@ -2,12 +2,16 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <string>
+#include <vector>
 
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 
 #include <support/runtime_modes.hpp>
+#include <support/test_process.hpp>
 
 using namespace troupe;
 using Catch::Matchers::Contains;
@@ -351,12 +355,114 @@ TEST_CASE("checkpoints are saved and restored in cross-replica context only", "[
   });
   CHECK_THAT(error, Contains("Checkpoint::save was called in replica context"));
   CHECK_FALSE(fs::exists(path));
-  // Inside the strategy's scope is fine, and so is another strategy's scope.
+  // Inside the strategy's scope is fine, and so is another strategy's scope:
+  // the values saved there come back after they were changed.
+  model.w.assign(floats({1, 2, 3, 4, 5, 6}, {2, 3}));
+  model.step.assign(Tensor(int64_t{9}));
   {
     auto scope = strategy.scope();
     model.checkpoint().save(path);
   }
+  model.w.assign(Tensor::zeros({2, 3}, DType::float32));
+  model.step.assign(Tensor(int64_t{0}));
   OneDeviceStrategy other(rt, "CPU:0");
   auto scope = other.scope();
   model.checkpoint().restore(path);
+  for (int replica = 0; replica < 2; ++replica)
+    CHECK(model.w.value(replica).to_vector<float>() == std::vector<float>{1, 2, 3, 4, 5, 6});
+  CHECK(model.step.value(0).item<int64_t>() == 9);
+}
+
+TEST_CASE("restore_if_exists restores an existing checkpoint and reports a missing one without changes",
+          "[strategies][checkpoint]") {
+  TempDir dir;
+  Runtime rt({.logical_cpu_devices = 2});
+  MirroredStrategy strategy(rt, cpu_devices(2));
+  Model model(strategy);
+  const auto path = dir.file("ckpt");
+  model.w.assign(floats({1, 2, 3, 4, 5, 6}, {2, 3}));
+  model.checkpoint().save(path);
+  model.w.assign(Tensor::zeros({2, 3}, DType::float32));
+  CHECK_FALSE(model.checkpoint().restore_if_exists(dir.file("missing")));
+  CHECK(model.w.read_value().to_vector<float>() == std::vector<float>(6, 0.0f));
+  CHECK(model.checkpoint().restore_if_exists(path));
+  CHECK(model.w.read_value().to_vector<float>() == std::vector<float>{1, 2, 3, 4, 5, 6});
+  write_bytes(path, "not a checkpoint");
+  CHECK(code_of([&] { (void)model.checkpoint().restore_if_exists(path); }) == Errc::data_loss);
+}
+
+namespace {
+
+// The "CHECKPOINT ..." lines of each worker, by task name ("worker:1").
+std::map<std::string, std::vector<std::string>> worker_lines(const std::string& out) {
+  std::map<std::string, std::vector<std::string>> lines;
+  for (const auto& line : troupe::testing::split_lines(out)) {
+    const auto close = line.find("] CHECKPOINT ");
+    if (line.rfind("[worker:", 0) == 0 && close != std::string::npos)
+      lines[line.substr(1, close - 1)].push_back(line.substr(close + 2));
+  }
+  return lines;
+}
+
+std::string line_starting(const std::vector<std::string>& lines, const std::string& prefix) {
+  for (const auto& line : lines)
+    if (line.rfind(prefix, 0) == 0)
+      return line;
+  return {};
+}
+
+} // namespace
+
+TEST_CASE("under MultiWorkerMirroredStrategy the chief alone writes a checkpoint and every worker restores its state",
+          "[strategies][checkpoint][cluster]") {
+  // Two launches of 2 workers x 2 replicas: one saves, one resumes. Each
+  // worker has its own folder (as on separate machines); worker 1's holds
+  // only what the test puts there.
+  TempDir dir;
+  const auto chief = dir.file("0");
+  const auto other = dir.file("1");
+  fs::create_directories(chief);
+  fs::create_directories(other);
+  const auto root = fs::path(chief).parent_path().string();
+  const std::string worker = TROUPE_CHECKPOINT_WORKER;
+  const auto saved = troupe::testing::run_launcher(
+    {"--workers", "2", "--timeout-seconds", "60", "--", worker, "save", root}, {}, std::chrono::seconds(70));
+  INFO(saved.out << saved.err);
+  REQUIRE(saved.exit_code == 0);
+  CHECK(fs::exists(chief + "/ckpt"));
+  CHECK(fs::is_empty(other)); // only the chief writes, and no "<path>.tmp" is left
+  CHECK_FALSE(fs::exists(chief + "/ckpt.tmp"));
+
+  // Worker 1 has a "stale" checkpoint the chief does not; the chief's "bad"
+  // is corrupt while worker 1's is good.
+  fs::copy_file(chief + "/ckpt", other + "/stale");
+  fs::copy_file(chief + "/ckpt", other + "/bad");
+  write_bytes(chief + "/bad", "TROUPECK and then garbage");
+  const auto resumed = troupe::testing::run_launcher(
+    {"--workers", "2", "--timeout-seconds", "60", "--", worker, "resume", root}, {}, std::chrono::seconds(70));
+  INFO(resumed.out << resumed.err);
+  REQUIRE(resumed.exit_code == 0);
+  auto lines = worker_lines(resumed.out);
+  REQUIRE(lines.size() == 2);
+  for (const auto& task : {std::string("worker:0"), std::string("worker:1")}) {
+    INFO(task);
+    const auto& mine = lines[task];
+    CHECK(line_starting(mine, "CHECKPOINT restored step 7") != "");
+    CHECK(line_starting(mine, "CHECKPOINT stale not restored") != "");
+    CHECK(line_starting(mine, "CHECKPOINT unchanged") != "");
+    const auto missing = line_starting(mine, "CHECKPOINT missing not_found: ");
+    const auto bad = line_starting(mine, "CHECKPOINT bad data_loss: ");
+    CHECK_THAT(missing, Contains(chief + "/stale\" does not exist"));
+    CHECK_THAT(bad, Contains(chief + "/bad\" is not a valid troupe checkpoint"));
+  }
+  // The other worker's errors name it and the chief, and a failed save on
+  // the chief fails on every worker.
+  CHECK_THAT(line_starting(lines["worker:1"], "CHECKPOINT bad"),
+             Contains("Checkpoint::restore on worker 1: the chief (worker 0) failed"));
+  CHECK_THAT(line_starting(lines["worker:0"], "CHECKPOINT unwritable not_found: "),
+             Contains("cannot create \"" + chief + "/no_folder/ckpt.tmp\""));
+  CHECK_THAT(line_starting(lines["worker:1"], "CHECKPOINT unwritable not_found: "),
+             Contains("Checkpoint::save on worker 1: the chief (worker 0) failed")
+               && Contains(chief + "/no_folder/ckpt.tmp"));
+  CHECK_FALSE(fs::exists(other + "/no_folder"));
 }

@@ -181,9 +181,12 @@ TEST_CASE("a collective that a replica does not reach in time fails with a timeo
   CHECK_THAT(error.what(), Contains("replica 1 did not contribute"));
   // The late replica got the same error, so both are named as failed.
   CHECK_THAT(error.what(), Contains("replicas 0, 1"));
-  // Bounded: the failure arrives at the deadline, not never.
-  CHECK(failed_after >= std::chrono::duration<double>(timeout));
-  CHECK(failed_after < std::chrono::duration<double>(timeout + 5.0));
+  // The failure arrives at the deadline: not before it, and not long after.
+  // Measured 0.20-0.24 s at load 6; the slack is for a busy 2-core machine
+  // and stays far below the late replica's 10 s, or a timeout 10x too long.
+  const double seconds = std::chrono::duration<double>(failed_after).count();
+  CHECK(seconds >= timeout);
+  CHECK(seconds < 2 * timeout + 1.0);
 }
 
 TEST_CASE("all_reduce of bool tensors is refused on every replica", "[strategies][collective_failure]") {

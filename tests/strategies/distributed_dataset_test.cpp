@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <support/runtime_modes.hpp>
+#include <troupe/actors/runtime_impl.hpp>
 
 using namespace troupe;
 using Catch::Matchers::Contains;
@@ -127,6 +128,33 @@ TEST_CASE("the input actor prefetches the next step while the replicas work", "[
   while (produced.load() < before + 4 && std::chrono::steady_clock::now() < deadline) {
   }
   CHECK(produced.load() == before + 4);
+}
+
+TEST_CASE("the input actor's prefetching stops at its buffer of steps", "[strategies][distributed_dataset]") {
+  // Under simulation, drain() runs every actor until none has work left: a
+  // prefetcher that did not stop at its buffer would read all 100 elements.
+  for (const int buffer_steps : {1, 3}) {
+    CAPTURE(buffer_steps);
+    Runtime rt(Simulation{.seed = 4, .logical_cpu_devices = 2});
+    MirroredStrategy strategy(rt, cpu_devices(2));
+    std::atomic<int> pulled{0};
+    auto dataset = Dataset::range(100).map([&](const Tensor& x) {
+      ++pulled;
+      return x;
+    }).batch(2);
+    InputOptions options;
+    options.experimental_per_replica_buffer_size = buffer_steps;
+    auto dist = strategy.experimental_distribute_dataset(dataset, options);
+    const int before = pulled.load(); // the element spec's probe
+    auto it = dist.begin(); // consumes the first step: 2 elements
+    rt.impl().drain();
+    CHECK(pulled.load() == before + 2 * (1 + buffer_steps));
+    for (int consumed = 2; consumed <= 4; ++consumed) {
+      (void)it.get_next();
+      rt.impl().drain();
+      CHECK(pulled.load() == before + 2 * (consumed + buffer_steps));
+    }
+  }
 }
 
 TEST_CASE("distribute_datasets_from_function gives each replica its own per-replica batch",

@@ -10,12 +10,16 @@
 //   --wait-file TASK P   before exiting, wait (at most 30 s) until file P exists
 //   --exit TASK CODE     exit with CODE
 //   --signal TASK SIG    kill itself with signal SIG
+//   --stop TASK P        write its pid to file P, then stop itself (SIGSTOP)
+//   --wait-stopped TASK P  before exiting, wait (at most 30 s) until file P
+//                        names a stopped process
 //   --hang TASK          sleep until killed
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,6 +33,19 @@ std::string env(const char* name) {
   return value != nullptr ? value : "<unset>";
 }
 
+// Whether the process whose pid file `path` holds is stopped ('T' in /proc/PID/stat).
+bool stopped(const std::string& path) {
+  std::ifstream pid_file(path);
+  int pid = 0;
+  if (!(pid_file >> pid))
+    return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string content;
+  std::getline(stat, content);
+  const size_t close = content.rfind(')');
+  return close != std::string::npos && close + 2 < content.size() && content[close + 2] == 'T';
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -40,6 +57,8 @@ int main(int argc, char** argv) {
   std::string partial;
   std::string ready_file;
   std::string wait_file;
+  std::string stop_file;
+  std::string wait_stopped_file;
   int exit_code = 0;
   int signal = 0;
   bool hang = false;
@@ -64,6 +83,11 @@ int main(int argc, char** argv) {
       const std::string& path = next();
       if (mine)
         (flag == "--ready-file" ? ready_file : wait_file) = path;
+    } else if (flag == "--stop" || flag == "--wait-stopped") {
+      const bool mine = matches(next());
+      const std::string& path = next();
+      if (mine)
+        (flag == "--stop" ? stop_file : wait_stopped_file) = path;
     } else if (flag == "--exit") {
       const bool mine = matches(next());
       const int code = std::stoi(next());
@@ -102,6 +126,18 @@ int main(int argc, char** argv) {
   if (!wait_file.empty()) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (!std::filesystem::exists(wait_file) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (!stop_file.empty()) {
+    // Written under another name and renamed, so that a reader never sees half a pid.
+    const std::string partial_file = stop_file + ".partial";
+    std::ofstream(partial_file) << ::getpid() << "\n";
+    std::filesystem::rename(partial_file, stop_file);
+    std::raise(SIGSTOP);
+  }
+  if (!wait_stopped_file.empty()) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!stopped(wait_stopped_file) && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   if (signal != 0)

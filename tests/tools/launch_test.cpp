@@ -206,6 +206,32 @@ TEST_CASE("troupe-launch kills a hanging task after the grace period when anothe
   CHECK(first < second);
 }
 
+TEST_CASE("troupe-launch names a stopped task as the first cause when another task fails after it",
+          "[launch]") {
+  // Worker 1 stops itself (SIGSTOP, a frozen process); worker 0 fails once it
+  // sees worker 1 stopped, as a troupe task fails when a peer stops responding.
+  const std::string dir = scratch_dir("stopped");
+  const std::string pid_file = dir + "/stopped.pid";
+  const auto run = run_launcher(with_probe({"--workers", "2", "--grace-seconds", "1"},
+                                           {"--stop", "worker:1", pid_file, "--wait-stopped", "worker:0",
+                                            pid_file, "--exit", "worker:0", "10"}));
+  std::filesystem::remove_all(dir);
+  INFO("stderr:\n" << run.err);
+  const std::string err = mask_pids(run.err);
+  CHECK(run.exit_code == 128 + SIGSTOP);
+  CHECK_THAT(err, Catch::Contains("troupe-launch: task worker:1 (pid N) was stopped by signal 19 (SIGSTOP) and no "
+                                  "longer responds"));
+  CHECK_THAT(err, Catch::Contains("task worker:0 (pid N) exited with status 10 after task worker:1 (pid N, stopped "
+                                  "by signal 19 (SIGSTOP)) stopped responding; the other tasks get 1 s"));
+  // The verdict leads with the stopped task, then the task that failed because of it.
+  const auto cause = err.find("troupe-launch: task worker:1 (pid N) stopped responding first (stopped by signal 19 "
+                              "(SIGSTOP)), then was killed by troupe-launch after the grace period (SIGTERM)\n");
+  const auto consequence = err.find("troupe-launch: task worker:0 (pid N) exited with status 10\n");
+  REQUIRE(cause != std::string::npos);
+  REQUIRE(consequence != std::string::npos);
+  CHECK(cause < consequence);
+}
+
 TEST_CASE("troupe-launch sends SIGKILL to a task that ignores SIGTERM", "[launch]") {
   const std::string dir = scratch_dir("sigkill");
   const std::string ready = dir + "/ready";

@@ -113,6 +113,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv,
 
 ChildProcess::ChildProcess(ChildProcess&& other) noexcept
   : pid_(std::exchange(other.pid_, -1)), exited_(other.exited_), wait_status_(other.wait_status_),
+    stop_signal_(other.stop_signal_),
     stdout_(std::move(other.stdout_)), stderr_(std::move(other.stderr_)) {}
 
 ChildProcess::~ChildProcess() {
@@ -130,11 +131,22 @@ void ChildProcess::signal_group(int signal) const noexcept {
 bool ChildProcess::poll_exit() noexcept {
   if (exited_ || pid_ <= 0)
     return exited_;
-  int status = 0;
-  const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-  if (r == pid_) {
-    exited_ = true;
-    wait_status_ = status;
+  // One waitpid() reports one change; a child may have stopped, continued
+  // and exited since the last call.
+  for (int changes = 0; changes < 16 && !exited_; ++changes) {
+    int status = 0;
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG | WUNTRACED | WCONTINUED);
+    if (r != pid_)
+      break;
+    if (WIFSTOPPED(status)) {
+      stop_signal_ = WSTOPSIG(status);
+    } else if (WIFCONTINUED(status)) {
+      stop_signal_ = 0;
+    } else {
+      exited_ = true;
+      stop_signal_ = 0;
+      wait_status_ = status;
+    }
   }
   return exited_;
 }

@@ -39,6 +39,10 @@ public:
 
   [[nodiscard]] bool exited() const noexcept { return exited_; }
 
+  /// The signal that stopped the child (SIGSTOP, SIGTSTP, ...) while it is
+  /// stopped; 0 while it runs or after it exited.
+  [[nodiscard]] int stop_signal() const noexcept { return stop_signal_; }
+
   /// The status waitpid() returned; valid once exited().
   [[nodiscard]] int wait_status() const noexcept { return wait_status_; }
 
@@ -47,13 +51,15 @@ public:
   /// Sends `signal` to the child's process group (its own children too).
   void signal_group(int signal) const noexcept;
 
-  /// Reaps the child without blocking; returns exited().
+  /// Reaps the child without blocking, and notes whether it stopped or
+  /// continued since the last call; returns exited().
   bool poll_exit() noexcept;
 
 private:
   pid_t pid_ = -1;
   bool exited_ = false;
   int wait_status_ = 0;
+  int stop_signal_ = 0;
   UniqueFd stdout_;
   UniqueFd stderr_;
 };

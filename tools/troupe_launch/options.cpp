@@ -92,7 +92,8 @@ std::string usage() {
          "with [type:index] and fails when one of them fails.\n"
          "\n"
          "  --workers N           worker tasks (default 2)\n"
-         "  --ps M                parameter-server tasks (default 0)\n"
+         "  --ps M                parameter-server tasks (default 0; layout only: troupe has no\n"
+         "                        ParameterServerStrategy yet, ps tasks take no part in collectives)\n"
          "  --chief               one chief task besides the workers (TF's chief/worker layout)\n"
          "  --evaluator           one evaluator task; as in TF it is not part of the cluster\n"
          "  --host H              this machine's address for the tasks (default 127.0.0.1)\n"
@@ -116,7 +117,8 @@ std::string usage() {
          "\n"
          "Exit status: 0 when every task exits 0, else the first failed task's status (128+signal\n"
          "for a signal), 124 at --timeout-seconds, 2 for a bad command line, 127 when the program\n"
-         "cannot be started.\n";
+         "cannot be started. A task stopped by a signal (SIGSTOP: frozen) when another fails is\n"
+         "named as the first cause, and the status is 128 + its stop signal.\n";
 }
 
 Options parse_options(const std::vector<std::string>& args) {

@@ -35,7 +35,8 @@ SignalPipe::SignalPipe() {
     struct sigaction action {};
     action.sa_handler = signal == SIGPIPE ? SIG_IGN : on_signal;
     ::sigemptyset(&action.sa_mask);
-    action.sa_flags = signal == SIGCHLD ? SA_NOCLDSTOP : 0;
+    // SIGCHLD also when a child stops (SIGSTOP): a stopped task is a frozen one.
+    action.sa_flags = 0;
     struct sigaction old {};
     ::sigaction(signal, &action, &old);
     previous_.emplace_back(signal, old);

@@ -8,7 +8,7 @@
 
 namespace troupe::launch {
 
-/// Turns SIGINT, SIGTERM and SIGCHLD into bytes on a pipe that a poll loop
+/// Turns SIGINT, SIGTERM and SIGCHLD (a child exited, stopped or continued) into bytes on a pipe that a poll loop
 /// waits on (the self-pipe trick), and ignores SIGPIPE so that a closed
 /// output does not kill the launcher. At most one instance at a time; the
 /// destructor restores the previous dispositions.

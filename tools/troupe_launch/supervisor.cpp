@@ -6,6 +6,7 @@
 #include <cstring>
 #include <iostream>
 #include <stdexcept>
+#include <utility>
 
 #include <poll.h>
 #include <sys/wait.h>
@@ -118,9 +119,20 @@ int Supervisor::run(const std::vector<std::string>& program, const std::vector<T
 }
 
 void Supervisor::reap() {
+  // Every task's state first, so that a task that stopped before another
+  // exited is known to be stopped when that exit is handled.
+  std::vector<Task*> exited_now;
   for (auto& task : tasks_) {
-    if (task.child.exited() || !task.child.poll_exit())
+    if (task.child.exited())
       continue;
+    const int stop_signal_before = task.child.stop_signal();
+    if (task.child.poll_exit())
+      exited_now.push_back(&task);
+    else
+      note_stop_change(task, stop_signal_before);
+  }
+  for (Task* exited : exited_now) {
+    Task& task = *exited;
     if (succeeded(task.child.wait_status()))
       continue;
     task.failure_order = failures_++;
@@ -130,11 +142,32 @@ void Supervisor::reap() {
     drain(task);
     reason_ = StopReason::failure;
     term_at_ = Clock::now() + seconds(options_.grace_seconds);
+    std::string frozen;
+    for (auto& other : tasks_)
+      if (!other.child.exited() && other.child.stop_signal() != 0) {
+        other.froze_by = other.child.stop_signal();
+        frozen += std::string(frozen.empty() ? "" : ", ") + other.id.name() + " (pid "
+                  + std::to_string(other.child.pid()) + ", stopped by " + describe_signal(other.froze_by)
+                  + ")";
+      }
     if (!all_exited()) {
-      say(describe_failure(task).substr(std::strlen("troupe-launch: ")) + "; the other tasks get "
+      say(describe_failure(task).substr(std::strlen("troupe-launch: "))
+          + (frozen.empty() ? "" : " after task " + frozen + " stopped responding") + "; the other tasks get "
           + format_seconds(options_.grace_seconds) + " s to finish before SIGTERM");
     }
   }
+}
+
+void Supervisor::note_stop_change(Task& task, int stop_signal_before) {
+  const int now = task.child.stop_signal();
+  if (now == stop_signal_before || task.stopped_by_launcher)
+    return;
+  const std::string who = "task " + task.id.name() + " (pid " + std::to_string(task.child.pid()) + ")";
+  if (now != 0)
+    say(who + " was stopped by " + describe_signal(now)
+        + " and no longer responds; its peers count it lost after their TROUPE_PEER_TIMEOUT_SECONDS");
+  else
+    say(who + " continued");
 }
 
 void Supervisor::check_deadlines(Clock::time_point now) {
@@ -245,6 +278,9 @@ void Supervisor::stop_running(int signal) {
       continue;
     task.stopped_by_launcher = true;
     task.child.signal_group(signal);
+    // A stopped process keeps a SIGTERM pending until it continues.
+    if (task.child.stop_signal() != 0 && signal != SIGKILL)
+      task.child.signal_group(SIGCONT);
   }
 }
 
@@ -286,6 +322,8 @@ std::string Supervisor::describe_failure(const Task& task) const {
   const int status = task.child.wait_status();
   std::string text =
     "troupe-launch: task " + task.id.name() + " (pid " + std::to_string(task.child.pid()) + ") ";
+  if (task.froze_by != 0)
+    text += "stopped responding first (stopped by " + describe_signal(task.froze_by) + "), then ";
   const char* when =
     reason_ == StopReason::timeout ? "at the --timeout-seconds deadline" : "after the grace period";
   if (task.stopped_by_launcher && WIFSIGNALED(status))
@@ -309,10 +347,14 @@ int Supervisor::report() {
       failed.push_back(&task);
   if (failed.empty())
     return 0;
-  std::sort(failed.begin(), failed.end(),
-            [](const Task* a, const Task* b) { return a->failure_order < b->failure_order; });
+  // The first cause leads: a task that was stopped when the first one failed.
+  std::stable_sort(failed.begin(), failed.end(), [](const Task* a, const Task* b) {
+    return std::pair(a->froze_by == 0, a->failure_order) < std::pair(b->froze_by == 0, b->failure_order);
+  });
   for (const Task* task : failed)
     write_all(STDERR_FILENO, describe_failure(*task) + "\n");
+  if (failed.front()->froze_by != 0)
+    return 128 + failed.front()->froze_by;
   // The first task that failed on its own decides; a cluster that only failed
   // because the deadline stopped it exits 124, as timeout(1) does.
   for (const Task* task : failed)

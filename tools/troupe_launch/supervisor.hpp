@@ -38,9 +38,16 @@ struct SupervisorOptions {
 ///    later. At timeout_seconds every task still running is stopped alike.
 /// 4. SIGINT and SIGTERM sent to the launcher are forwarded to every task;
 ///    tasks still running grace_seconds later get SIGKILL.
-/// 5. Once all children are reaped, prints one line per failed task to
-///    stderr and returns the exit status: 0, the first failed task's status
-///    (128 + signal), or 124 when the deadline stopped a healthy cluster.
+/// 5. A task that stops (SIGSTOP, SIGTSTP: waitpid's WUNTRACED) is named at
+///    once. When another task fails while it is stopped, the stopped one is
+///    the first cause (its peers failed because it stopped responding): it
+///    leads the verdict, and the launcher exits with 128 + its stop signal,
+///    as a shell reports a stopped job. Tasks still stopped at SIGTERM time
+///    also get SIGCONT, so that the SIGTERM takes effect.
+/// 6. Once all children are reaped, prints one line per failed task to
+///    stderr, the first cause first, and returns the exit status: 0, the
+///    first cause's status (128 + signal), or 124 when the deadline stopped a
+///    healthy cluster.
 class Supervisor {
 public:
   explicit Supervisor(SupervisorOptions options) : options_(options) {}
@@ -63,11 +70,16 @@ private:
     LinePrefixer err;
     bool stopped_by_launcher = false; ///< got SIGTERM or SIGKILL from the grace or deadline logic
     int failure_order = -1;           ///< position among failed tasks; -1 while not failed
+    /// The signal that had stopped (frozen) this task when the first task
+    /// failed: the first cause, whose peers failed because it stopped
+    /// responding. 0 when it was running.
+    int froze_by = 0;
   };
 
   // -- the loop -----------------------------------------------------------------
 
   void reap();
+  void note_stop_change(Task& task, int stop_signal_before);
   void check_deadlines(Clock::time_point now);
   void wait_for_events(Clock::time_point now);
   void forward(int signal, Clock::time_point now);

@@ -28,9 +28,13 @@ struct GroupOptions {
   /// Multi-worker groups: this worker's place among the workers (collectives
   /// then span every worker, through the data-plane link given to the group).
   std::optional<CrossWorkerSetup> cluster;
-  /// The group's id (a collective key's first part); 0 = the runtime's next.
-  /// Workers of one simulated cluster share one runtime but need one id.
-  uint64_t group_id = 0;
+  /// The group's id (a collective key's first part, and the frames' `group`
+  /// across workers). Unset: the runtime's next local id, which only a group
+  /// without `cluster` may take; a multi-worker group needs the id every
+  /// worker gives it (its cluster strategy's position, see
+  /// RuntimeImpl::next_cluster_group_id). Workers of one simulated cluster
+  /// share one runtime but need one id.
+  std::optional<uint64_t> group_id;
 };
 
 /// The replica actors of one strategy in this process and the actor that
@@ -44,6 +48,9 @@ public:
   /// With `options.cluster`, `link` is the data-plane link actor of this
   /// worker (required then).
   ReplicaGroup(Runtime& runtime, std::vector<DeviceSpec> devices, std::vector<void*> frames,
+               GroupOptions options, const caf::actor* link = nullptr);
+  /// The same, for groups the runtime itself owns (its AgreementGroup).
+  ReplicaGroup(RuntimeImpl& runtime, std::vector<DeviceSpec> devices, std::vector<void*> frames,
                GroupOptions options, const caf::actor* link = nullptr);
   ~ReplicaGroup();
   ReplicaGroup(const ReplicaGroup&) = delete;

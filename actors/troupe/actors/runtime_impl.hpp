@@ -22,6 +22,7 @@ class ClusterResolver;
 
 namespace troupe::internal {
 
+class AgreementGroup;
 class ClusterNode;
 
 /// The Runtime's CAF side: the actor system (owned or embedded) and, in
@@ -62,8 +63,22 @@ public:
   void add_user() noexcept { ++users_; }
   void release_user() noexcept { --users_; }
 
-  /// A new id for a group of replicas (a collective key's first part).
-  [[nodiscard]] uint64_t next_group_id() noexcept { return ++group_ids_; }
+  /// A new id for a group of replicas that stays in this process (a
+  /// collective key's first part). Counted apart from cluster groups, above
+  /// them, since it depends on every strategy this process created.
+  [[nodiscard]] uint64_t next_group_id() noexcept { return local_group_ids_start + ++group_ids_; }
+
+  /// The id of the next cluster strategy's group, which its frames carry:
+  /// its position among this process's cluster strategies (1, 2, ...).
+  /// Single-worker strategies do not count, so a chief that creates a
+  /// OneDeviceStrategy for evaluation first still gives its
+  /// MultiWorkerMirroredStrategy the id the other workers give theirs.
+  [[nodiscard]] uint64_t next_cluster_group_id() noexcept { return ++cluster_group_ids_; }
+
+  /// Cluster mode with more than one task: the one-replica group through
+  /// which the workers agree on each cluster strategy's settings when it is
+  /// created (made on first use, with group id 0). Error(internal) otherwise.
+  [[nodiscard]] AgreementGroup& agreement_group();
 
   [[nodiscard]] uint64_t trace_hash() const noexcept { return trace_hash_; }
   [[nodiscard]] uint64_t steps() const noexcept { return steps_; }
@@ -82,13 +97,17 @@ private:
   caf::scheduler::test_coordinator* coordinator_ = nullptr;
   std::mt19937_64 rng_;
   std::vector<DeviceSpec> devices_;
+  static constexpr uint64_t local_group_ids_start = uint64_t{1} << 32;
   uint64_t group_ids_ = 0;
+  uint64_t cluster_group_ids_ = 0;
   std::atomic<int> users_{0};
   uint64_t trace_hash_ = 1469598103934665603ull; // FNV-1a offset basis
   uint64_t steps_ = 0;
   std::shared_ptr<const ClusterResolver> resolver_;
   // Declared after the actor system, so that it says bye before the system stops.
   std::unique_ptr<ClusterNode> cluster_;
+  // Its actors use the cluster's link: destroyed first (in the destructor).
+  std::unique_ptr<AgreementGroup> agreement_;
 };
 
 } // namespace troupe::internal

@@ -87,6 +87,11 @@ public:
   /// `key` failed on this worker (before or after start): tell the others.
   void abort(const CollectiveKey& key, const std::string& why);
 
+  /// This worker's group goes away (its strategy was destroyed): every key it
+  /// started or heard of is aborted, so the other workers fail it now instead
+  /// of waiting out their collective timeout.
+  void abort_pending(const std::string& why);
+
   /// Whether `key` is between start() and its end.
   [[nodiscard]] bool active(const CollectiveKey& key) const { return keys_.count(key) != 0; }
 
@@ -102,6 +107,8 @@ private:
   void consume_waiting(const CollectiveKey& key, Key& state);
   void maybe_finish(const CollectiveKey& key, Key& state);
   void fail_key(const CollectiveKey& key, Errc code, const std::string& why, bool tell_peers);
+  /// Forgets the failures of runs that this worker and every live peer are done with.
+  void forget_finished_runs(uint64_t current_run);
   /// Fails `key` if it still needs a frame of a worker that is gone; true if it did.
   bool fail_if_needs_gone(const CollectiveKey& key, Key& state);
   [[nodiscard]] std::optional<std::string> skipped_by_peer(const CollectiveKey& key) const;

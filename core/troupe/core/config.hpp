@@ -29,6 +29,7 @@ struct Knobs {
   double cluster_init_timeout_seconds;    ///< TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS
   double peer_heartbeat_seconds;          ///< TROUPE_PEER_HEARTBEAT_SECONDS
   double peer_timeout_seconds;            ///< TROUPE_PEER_TIMEOUT_SECONDS
+  std::size_t data_port_offset;           ///< TROUPE_DATA_PORT_OFFSET (0 = any free port)
   std::string cluster_token;              ///< TROUPE_CLUSTER_TOKEN
   std::size_t ring_chunk_bytes;           ///< TROUPE_RING_CHUNK_KIB (in KiB)
   std::size_t halving_doubling_max_bytes; ///< TROUPE_HALVING_DOUBLING_MAX_KIB (in KiB)

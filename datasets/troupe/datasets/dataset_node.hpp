@@ -58,6 +58,15 @@ public:
     return nullptr;
   }
 
+  /// For a node that drew a random seed of its own when it was built (an
+  /// unseeded shuffle or list_files): the same node with `seed` in place of
+  /// that draw, so that workers reading one pipeline in lockstep can agree on
+  /// its order. nullptr for every other node.
+  [[nodiscard]] virtual std::shared_ptr<const DatasetNode> with_drawn_seed(uint64_t seed) const {
+    (void)seed;
+    return nullptr;
+  }
+
   /// Options set with with_options() on this node or its inputs.
   [[nodiscard]] virtual DatasetOptions options() const;
 };

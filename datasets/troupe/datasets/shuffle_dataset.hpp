@@ -35,6 +35,8 @@ public:
   [[nodiscard]] std::string describe() const override;
   [[nodiscard]] std::shared_ptr<const detail::DatasetNode>
   with_input(std::shared_ptr<const detail::DatasetNode> input) const override;
+  /// Unseeded only: the same shuffle with `seed` as its base seed.
+  [[nodiscard]] std::shared_ptr<const detail::DatasetNode> with_drawn_seed(uint64_t seed) const override;
 
   [[nodiscard]] int64_t buffer_size() const noexcept { return buffer_size_; }
   [[nodiscard]] std::optional<uint64_t> seed() const noexcept { return seed_; }

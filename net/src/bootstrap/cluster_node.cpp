@@ -41,6 +41,36 @@ std::string seconds(double s) {
   return buf;
 }
 
+caf::timespan timespan_of(double seconds) {
+  return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(seconds));
+}
+
+// The data plane of task `rank`: which port, and when a peer or a connection counts as gone.
+DataPlaneSetup data_plane_setup(int rank, const std::vector<std::string>& task_names, uint16_t task_port,
+                                const std::string& bind_host) {
+  const auto& me = task_names[static_cast<size_t>(rank)];
+  const auto& k = knobs();
+  DataPlaneSetup setup;
+  setup.rank = rank;
+  setup.task_names = task_names;
+  setup.token_hash = Handshake::hash_token(k.cluster_token);
+  setup.bind_host = bind_host;
+  if (k.data_port_offset != 0) {
+    // A fixed port beside the task's own, for firewalls: TF_CONFIG lists only the task's port.
+    if (task_port + k.data_port_offset > 65535)
+      fail(Errc::invalid_argument, "task " + me + " cannot place its data port at " + std::to_string(task_port)
+                                     + " + TROUPE_DATA_PORT_OFFSET=" + std::to_string(k.data_port_offset)
+                                     + ": ports end at 65535; choose a smaller offset");
+    setup.port = static_cast<uint16_t>(task_port + k.data_port_offset);
+    setup.port_origin = "the task's port " + std::to_string(task_port) + " + TROUPE_DATA_PORT_OFFSET="
+                        + std::to_string(k.data_port_offset);
+  }
+  setup.peer_timeout = timespan_of(k.peer_timeout_seconds);
+  setup.hint_grace = timespan_of(k.peer_heartbeat_seconds);
+  setup.hello_timeout = timespan_of(k.cluster_init_timeout_seconds);
+  return setup;
+}
+
 } // namespace
 
 ClusterNode::ClusterNode(caf::actor_system& system, std::shared_ptr<const ClusterResolver> resolver)
@@ -66,20 +96,24 @@ void ClusterNode::join() {
       task_names_.push_back(std::string(job) + ":" + std::to_string(i));
       addresses_.push_back(spec.task_address(job, i));
     }
+  // Every log line of this process names its task from here on.
+  set_log_task(my_type + ":" + std::to_string(my_id));
   if (rank_ < 0)
     return; // ps and evaluator tasks take no part in collectives
   const auto& k = knobs();
+  const auto join_started = Clock::now();
   const auto deadline =
-    Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(k.cluster_init_timeout_seconds));
+    join_started + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(k.cluster_init_timeout_seconds));
   const auto me = task_names_[static_cast<size_t>(rank_)];
   const auto my_address = parse_task_address(addresses_[static_cast<size_t>(rank_)]);
   const auto bind_host = bind_host_of(my_address.host);
   caf::scoped_actor self{system_};
 
-  // 1. The data plane listens on a free port of the task's interface.
+  // 1. The data plane listens on a free port of the task's interface (or the
+  //    task's port + TROUPE_DATA_PORT_OFFSET).
   caf::actor_config cfg{&system_.middleman().backend()};
   data_plane_ = system_.spawn_class<DataPlaneBroker, caf::no_spawn_options>(
-    cfg, DataPlaneSetup{rank_, task_names_, Handshake::hash_token(k.cluster_token), bind_host});
+    cfg, data_plane_setup(rank_, task_names_, my_address.port, bind_host));
   uint16_t data_port = 0;
   std::string error;
   self->request(data_plane_, std::chrono::seconds(10), DataPlanePortMsg{})
@@ -90,21 +124,32 @@ void ClusterNode::join() {
   // 2. The node actor answers hellos on the task's own address.
   HelloMsg hello{rank_, me, spec.fingerprint(), Handshake::hash_token(k.cluster_token), data_port,
                  static_cast<int32_t>(::getpid()), bind_host.empty() ? my_address.host : bind_host, caf::actor{}};
-  node_ = system_.spawn<NodeActor>(NodeSetup{hello, task_names_, data_plane_});
+  node_ = system_.spawn<NodeActor>(
+    NodeSetup{hello, task_names_, addresses_, data_plane_, join_started, k.cluster_init_timeout_seconds});
   hello.node = node_;
   auto published = system_.middleman().publish(node_, my_address.port, bind_host.empty() ? nullptr : bind_host.c_str(), true);
   if (!published)
     fail(Errc::failed_precondition, "task " + me + " cannot listen on its address "
                                       + addresses_[static_cast<size_t>(rank_)] + ": " + system_.render(published.error())
-                                      + "; is another process using that port, or is the address not this host's?");
+                                      + "; is another process using that port (a second process started as task "
+                                      + me + "?), or is the address not this host's?");
 
   // 3. Reach every task of lower rank, retrying while it starts.
   std::vector<DataPlanePeer> peers;
+  const auto progress_every = join_progress_interval(k.cluster_init_timeout_seconds);
+  auto next_progress = join_started + progress_every;
   for (int r = 0; r < rank_; ++r) {
     const auto& address = addresses_[static_cast<size_t>(r)];
     const auto target = parse_task_address(address);
     std::string last_error;
     for (;;) {
+      // A process refused as one of the higher ranks dooms the cluster: fail
+      // now rather than after reaching every lower rank.
+      std::string doomed;
+      self->request(node_, std::chrono::seconds(10), NodeDoomedMsg{})
+        .receive([&](std::string& why) { doomed = std::move(why); }, [](caf::error&) {});
+      if (!doomed.empty())
+        fail(Errc::failed_precondition, "task " + me + " cannot form the cluster: " + doomed);
       auto remote = system_.middleman().remote_actor(target.host, target.port);
       if (remote) {
         bool done = false;
@@ -136,6 +181,12 @@ void ClusterNode::join() {
                               + address + " within " + seconds(k.cluster_init_timeout_seconds)
                               + " (TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS): " + last_error
                               + ". Start every task of TF_CONFIG's cluster, and check the address.");
+      if (Clock::now() >= next_progress) {
+        next_progress += progress_every;
+        TROUPE_LOG(warning, "net") << "task " << me << " is waiting for task " << task_names_[static_cast<size_t>(r)]
+                                   << " at " << address << " to start "
+                                   << join_progress(join_started, k.cluster_init_timeout_seconds) << ": " << last_error;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(100)); // the peer is still starting: retry
     }
   }
@@ -143,18 +194,23 @@ void ClusterNode::join() {
   // 4. Wait for the tasks of higher rank to say hello.
   std::vector<HelloMsg> all;
   error.clear();
+  auto code = Errc::timeout;
   self->request(node_, caf::infinite, NodeAwaitMsg{left_until(deadline)})
     .receive([&](std::vector<HelloMsg>& hellos) { all = std::move(hellos); },
-             [&](caf::error& e) { error = system_.render(e); });
+             [&](caf::error& e) {
+               error = system_.render(e);
+               if (e.category() == caf::atom("troupe"))
+                 code = static_cast<Errc>(e.code());
+             });
   if (!error.empty())
-    fail(Errc::timeout, "task " + me + " cannot form the cluster: " + error);
+    fail(code, "task " + me + " cannot form the cluster: " + error);
   for (const auto& h : all)
     if (h.rank > rank_)
       peers.push_back({h.rank, parse_task_address(addresses_[static_cast<size_t>(h.rank)]).host, h.data_port});
 
   // 5. Connect the data plane: lower ranks are dialled, higher ones dial in.
   bool connected = false;
-  self->request(data_plane_, left_until(deadline), DataPlaneConnectMsg{peers})
+  self->request(data_plane_, left_until(deadline), DataPlaneConnectMsg{peers, left_until(deadline)})
     .receive([&](bool) { connected = true; }, [&](caf::error& e) { error = system_.render(e); });
   if (!connected)
     fail(Errc::timeout, "task " + me + " cannot connect its data plane to the other tasks: " + error);

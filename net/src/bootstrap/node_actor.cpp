@@ -1,11 +1,36 @@
 #include <troupe/net/bootstrap/node_actor.hpp>
 
+#include <algorithm>
+#include <cstdio>
+
 #include <caf/all.hpp>
 
 #include <troupe/net/link/link_messages.hpp>
+#include <troupe/core/errors.hpp>
 #include <troupe/core/log.hpp>
 
 namespace troupe::internal {
+
+namespace {
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g s", s);
+  return buf;
+}
+
+} // namespace
+
+std::chrono::steady_clock::duration join_progress_interval(double init_timeout_seconds) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+    std::chrono::duration<double>(std::min(10.0, init_timeout_seconds / 4)));
+}
+
+std::string join_progress(std::chrono::steady_clock::time_point join_started, double init_timeout_seconds) {
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - join_started).count();
+  return "(" + seconds_text(waited) + " of " + seconds_text(init_timeout_seconds)
+         + ", TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS)";
+}
 
 NodeActor::NodeActor(caf::actor_config& cfg, NodeSetup setup)
   : caf::event_based_actor(cfg), setup_(std::move(setup)),
@@ -19,6 +44,10 @@ caf::behavior NodeActor::make_behavior() {
       return;
     const int rank = i->second;
     rank_of_.erase(i);
+    gone_.insert(rank);
+    TROUPE_LOG(info, "net") << "task " << setup_.me.task << ": the control connection to task "
+                            << setup_.task_names[static_cast<size_t>(rank)] << " (pid " << peers_[rank].pid
+                            << ") went down";
     const auto why = "its control connection went down (" + to_string(msg.reason)
                      + "): the process died, froze or became unreachable";
     send(setup_.data_plane, PeerLostMsg{rank, why});
@@ -27,28 +56,37 @@ caf::behavior NodeActor::make_behavior() {
     [this](const HelloMsg& hello) { return on_hello(hello); },
     [this](const NodePeerMsg& msg) { add_peer(msg.hello.node ? msg.hello.node : msg.peer, msg.hello); },
     [this](const NodeAwaitMsg& msg) -> caf::result<std::vector<HelloMsg>> {
+      if (!doomed_.empty())
+        return caf::make_error(Errc::failed_precondition, doomed_);
       auto promise = make_response_promise();
       waiting_.push_back(promise);
       delayed_send(this, msg.wait, NodeDeadlineMsg{});
+      if (!progress_scheduled_) {
+        progress_scheduled_ = true;
+        delayed_send(this, join_progress_interval(setup_.init_timeout_seconds), NodeProgressMsg{});
+      }
       check_complete();
       return promise;
+    },
+    [this](const NodeDoomedMsg&) { return doomed_; },
+    [this](const NodeProgressMsg&) {
+      progress_scheduled_ = false;
+      if (waiting_.empty())
+        return;
+      TROUPE_LOG(warning, "net") << "task " << setup_.me.task << " is waiting for " << missing_tasks()
+                                 << " to connect " << join_progress(setup_.join_started, setup_.init_timeout_seconds);
+      progress_scheduled_ = true;
+      delayed_send(this, join_progress_interval(setup_.init_timeout_seconds), NodeProgressMsg{});
     },
     [this](const NodeDeadlineMsg&) {
       if (waiting_.empty())
         return;
-      std::string missing;
-      for (size_t r = 0; r < setup_.task_names.size(); ++r)
-        if (static_cast<int>(r) > setup_.me.rank && peers_.count(static_cast<int>(r)) == 0)
-          missing += (missing.empty() ? "" : ", ") + setup_.task_names[r];
       std::string refused;
       for (const auto& line : refused_)
         refused += "; refused: " + line;
-      for (auto& promise : waiting_)
-        promise.deliver(caf::make_error(
-          Errc::timeout, "task " + setup_.me.task + " waited in vain for task(s) " + missing
-                           + " to connect (TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS): start them with the same "
-                             "TF_CONFIG cluster and TROUPE_CLUSTER_TOKEN, or check their addresses" + refused));
-      waiting_.clear();
+      fail_waiting(Errc::timeout, "task " + setup_.me.task + " waited in vain for " + missing_tasks()
+                   + " to connect (TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS): start them with the same "
+                     "TF_CONFIG cluster and TROUPE_CLUSTER_TOKEN, or check their addresses" + refused);
     },
   };
 }
@@ -64,14 +102,19 @@ void NodeActor::on_exit() {
 caf::result<HelloMsg> NodeActor::on_hello(const HelloMsg& hello) {
   const auto who = "\"" + hello.task + "\" (pid " + std::to_string(hello.pid) + ")";
   PeerClaim claim{hello.rank, hello.task, hello.token_hash, hello.spec_fingerprint};
-  const bool taken = peers_.count(hello.rank) != 0;
-  auto refusal = handshake_.refusal(claim, taken);
-  if (taken && !refusal.empty())
-    refusal += " (the first has pid " + std::to_string(peers_[hello.rank].pid) + ")";
+  const auto holder = holder_of(hello.rank);
+  const auto refusal = handshake_.refusal(claim, holder);
   if (!refusal.empty()) {
     TROUPE_LOG(error, "net") << "task " << setup_.me.task << " refused the process presenting itself as " << who
                              << ": " << refusal;
     refused_.push_back("the process presenting itself as " + who + ": " + refusal);
+    // The refused process fails too; with another token or spec it was
+    // started as the awaited task with other settings, and no other process
+    // is going to come as that task.
+    if (handshake_.dooms_the_cluster(claim, holder) && doomed_.empty())
+      fail_waiting(Errc::failed_precondition, doomed_ = "task " + setup_.me.task + " refused the process presenting itself as " + who
+                             + ", which it was waiting for: " + refusal
+                             + ". Restart every task with the same TF_CONFIG cluster and TROUPE_CLUSTER_TOKEN");
     return caf::make_error(Errc::invalid_argument,
                            "task " + setup_.me.task + " refused this process: " + refusal);
   }
@@ -90,6 +133,28 @@ void NodeActor::add_peer(const caf::actor& peer, const HelloMsg& hello) {
   TROUPE_LOG(info, "net") << "task " << setup_.me.task << " connected to task " << hello.task << " (pid "
                           << hello.pid << ")";
   check_complete();
+}
+
+std::optional<RankHolder> NodeActor::holder_of(int rank) const {
+  auto i = peers_.find(rank);
+  if (i == peers_.end())
+    return std::nullopt;
+  return RankHolder{i->second.pid, gone_.count(rank) != 0};
+}
+
+std::string NodeActor::missing_tasks() const {
+  std::string missing;
+  for (size_t r = 0; r < setup_.task_names.size(); ++r)
+    if (static_cast<int>(r) > setup_.me.rank && peers_.count(static_cast<int>(r)) == 0)
+      missing += (missing.empty() ? "" : ", ") + setup_.task_names[r]
+                 + (r < setup_.addresses.size() ? " (" + setup_.addresses[r] + ")" : std::string{});
+  return "task(s) " + missing;
+}
+
+void NodeActor::fail_waiting(Errc code, const std::string& why) {
+  for (auto& promise : waiting_)
+    promise.deliver(caf::make_error(code, why));
+  waiting_.clear();
 }
 
 void NodeActor::check_complete() {

@@ -1,6 +1,11 @@
 #include <troupe/net/link/data_plane_broker.hpp>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
+
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
@@ -8,6 +13,7 @@
 
 #include <troupe/core/log.hpp>
 #include <troupe/core/type_ids.hpp>
+#include <troupe/net/link/tcp_dial.hpp>
 
 namespace troupe::internal {
 
@@ -18,6 +24,28 @@ namespace {
 // (4 MiB socket buffers, tried too, changed nothing measurable.)
 void tune_socket(caf::io::connection_handle hdl) {
   (void)caf::io::network::tcp_nodelay(static_cast<caf::io::network::native_socket>(hdl.id()), true);
+}
+
+// Bytes the kernel holds for `hdl` that this broker has not read yet: the
+// frames of a peer that exited normally can still be there.
+int unread_bytes(caf::io::connection_handle hdl) {
+  int n = 0;
+  if (::ioctl(static_cast<int>(hdl.id()), FIONREAD, &n) != 0)
+    return 0;
+  return n;
+}
+
+std::string seconds_of(caf::timespan t) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g s", std::chrono::duration<double>(t).count());
+  return buf;
+}
+
+// Runs the blocking connect on a thread of its own, not on the I/O thread
+// that also carries every heartbeat.
+void dial(caf::blocking_actor* self, caf::actor broker, DataPlanePeer peer, caf::timespan timeout) {
+  auto result = dial_tcp(peer.host, peer.port, std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+  self->send(broker, DataPlaneDialedMsg{std::move(peer), result.fd, std::move(result.error)});
 }
 
 } // namespace
@@ -44,38 +72,30 @@ std::string DataPlaneBroker::task(int rank) const {
 }
 
 caf::behavior DataPlaneBroker::make_behavior() {
-  auto listening = add_tcp_doorman(0, setup_.bind_host.empty() ? nullptr : setup_.bind_host.c_str(), true);
+  auto listening = add_tcp_doorman(setup_.port, setup_.bind_host.empty() ? nullptr : setup_.bind_host.c_str(), true);
   if (listening)
     port_ = listening->second;
+  else if (setup_.port != 0)
+    listen_error_ = "port " + std::to_string(setup_.port) + " (" + setup_.port_origin + ") is taken or not "
+                    "allowed: " + to_string(listening.error()) + "; choose another value or unset it";
   else
     listen_error_ = to_string(listening.error());
   return {
     [this](const DataPlanePortMsg&) -> caf::result<uint16_t> {
       if (port_ == 0)
-        return caf::make_error(Errc::not_found, "the data plane cannot listen on " + setup_.bind_host + ": "
-                                                  + listen_error_);
+        return caf::make_error(Errc::not_found, "the data plane cannot listen on "
+                                                  + (setup_.bind_host.empty() ? std::string("every interface")
+                                                                              : setup_.bind_host)
+                                                  + ": " + listen_error_);
       return port_;
     },
     [this](const DataPlaneConnectMsg& msg) -> caf::result<bool> {
+      auto me = caf::actor_cast<caf::actor>(this);
       for (const auto& peer : msg.peers) {
         if (peer.rank >= setup_.rank)
           continue; // higher ranks connect to this one
-        auto hdl = add_tcp_scribe(peer.host, peer.port);
-        if (!hdl)
-          return caf::make_error(Errc::peer_lost, "cannot open the data connection to task " + task(peer.rank)
-                                                    + " at " + peer.host + ":" + std::to_string(peer.port) + ": "
-                                                    + to_string(hdl.error()));
-        tune_socket(*hdl);
-        connections_[*hdl].rank = peer.rank;
-        by_rank_[peer.rank] = *hdl;
-        configure_read(*hdl, caf::io::receive_policy::exactly(sizeof(FrameHeader)));
-        FrameHeader header;
-        header.type = FrameType::hello;
-        header.size = sizeof(HelloFrame);
-        HelloFrame hello;
-        hello.rank = setup_.rank;
-        hello.token_hash = handshake_.token_hash();
-        send_frame(*hdl, header, reinterpret_cast<const std::byte*>(&hello));
+        ++dialing_;
+        system().spawn(dial, me, peer, msg.timeout);
       }
       want_ready_ = true;
       ready_ = make_response_promise();
@@ -100,10 +120,22 @@ caf::behavior DataPlaneBroker::make_behavior() {
         bye_.deliver(true);
     },
     [this](const caf::io::new_connection_msg& msg) {
-      tune_socket(msg.handle);
-      connections_[msg.handle];
-      configure_read(msg.handle, caf::io::receive_policy::exactly(sizeof(FrameHeader)));
+      auto& conn = add_connection(msg.handle);
+      delayed_send(this, setup_.hello_timeout, DataPlaneHelloDeadlineMsg{msg.handle, conn.serial});
     },
+    [this](const DataPlaneHelloDeadlineMsg& msg) {
+      auto i = connections_.find(msg.hdl);
+      if (i == connections_.end() || i->second.serial != msg.serial || i->second.rank >= 0)
+        return;
+      TROUPE_LOG(error, "net") << "data plane: closing the connection from " << remote_addr(msg.hdl) << ":"
+                               << remote_port(msg.hdl) << ": it did not identify itself within "
+                               << seconds_of(setup_.hello_timeout)
+                               << " (TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS); is something other than a troupe task "
+                                  "connecting to this port?";
+      close(msg.hdl);
+      connections_.erase(i);
+    },
+    [this](const DataPlaneDialedMsg& msg) { on_dialed(msg); },
     [this](caf::io::new_data_msg& msg) { on_data(msg.handle, msg.buf); },
     [this](const caf::io::connection_closed_msg& msg) { on_closed(msg.handle); },
     [](const caf::io::acceptor_closed_msg&) {},
@@ -114,16 +146,8 @@ caf::behavior DataPlaneBroker::make_behavior() {
       send_frame(i->second, msg.header, msg.bytes.data);
     },
     [this](const LinkRegisterMsg& msg) { dispatch_.on_register(msg); },
-    [this](const PeerLostMsg& msg) {
-      // The control connection of a process that exits can drop before this
-      // broker has read the last frames on its data connection (run_done,
-      // bye): give those a moment, so that survivors learn the real cause.
-      if (by_rank_.count(msg.rank) == 0)
-        lose(msg.rank, msg.why);
-      else
-        delayed_send(this, std::chrono::milliseconds(50), DataPlaneConfirmLossMsg{msg.rank, msg.why});
-    },
-    [this](const DataPlaneConfirmLossMsg& msg) { lose(msg.rank, msg.why); },
+    [this](const PeerLostMsg& msg) { on_control_lost(msg.rank, msg.why); },
+    [this](const DataPlaneCheckLossMsg& msg) { check_loss(msg.rank); },
   };
 }
 
@@ -139,6 +163,7 @@ void DataPlaneBroker::on_data(caf::io::connection_handle hdl, std::vector<char>&
   if (i == connections_.end())
     return;
   auto& conn = i->second;
+  conn.last_read = Clock::now();
   if (conn.in_payload) {
     conn.in_payload = false;
     configure_read(hdl, caf::io::receive_policy::exactly(sizeof(FrameHeader)));
@@ -155,7 +180,7 @@ void DataPlaneBroker::on_data(caf::io::connection_handle hdl, std::vector<char>&
     return;
   }
   FrameHeader header;
-  if (buf.size() != sizeof header) {
+  if (buf.size() != sizeof header) { // CAF delivers exactly what configure_read asked for
     TROUPE_LOG(error, "net") << "data plane: a frame header of " << buf.size() << " bytes from " << task(conn.rank);
     return;
   }
@@ -241,6 +266,7 @@ void DataPlaneBroker::lose(int rank, const std::string& reason) {
   else
     TROUPE_LOG(warning, "net") << "task " << task(rank) << " is lost: " << why;
   dispatch_.on_peer_lost(rank, why, left);
+  suspects_.erase(rank);
   if (auto i = by_rank_.find(rank); i != by_rank_.end()) {
     close(i->second);
     connections_.erase(i->second);
@@ -253,8 +279,83 @@ void DataPlaneBroker::lose(int rank, const std::string& reason) {
   }
 }
 
+DataPlaneBroker::Connection& DataPlaneBroker::add_connection(caf::io::connection_handle hdl) {
+  tune_socket(hdl);
+  auto& conn = connections_[hdl];
+  conn = Connection{};
+  conn.serial = ++next_serial_;
+  configure_read(hdl, caf::io::receive_policy::exactly(sizeof(FrameHeader)));
+  return conn;
+}
+
+void DataPlaneBroker::on_dialed(const DataPlaneDialedMsg& msg) {
+  --dialing_;
+  const auto& peer = msg.peer;
+  if (msg.fd < 0) {
+    if (ready_.pending()) {
+      ready_.deliver(caf::make_error(Errc::peer_lost, "cannot open the data connection to task " + task(peer.rank)
+                                                        + " at " + peer.host + ":" + std::to_string(peer.port)
+                                                        + ": " + msg.error));
+      want_ready_ = false;
+    }
+    return;
+  }
+  if (dispatch_.lost(peer.rank)) { // the control plane lost it while the connect ran
+    ::close(msg.fd);
+    return;
+  }
+  const auto hdl = add_scribe(msg.fd);
+  auto& conn = add_connection(hdl);
+  conn.rank = peer.rank;
+  by_rank_[peer.rank] = hdl;
+  FrameHeader header;
+  header.type = FrameType::hello;
+  header.size = sizeof(HelloFrame);
+  HelloFrame hello;
+  hello.rank = setup_.rank;
+  hello.token_hash = handshake_.token_hash();
+  send_frame(hdl, header, reinterpret_cast<const std::byte*>(&hello));
+  check_ready();
+}
+
+void DataPlaneBroker::on_control_lost(int rank, const std::string& why) {
+  if (by_rank_.count(rank) == 0 || left_.count(rank) != 0) {
+    // No data connection to wait for, or it said bye: every frame it sent is here.
+    lose(rank, why);
+    return;
+  }
+  if (dispatch_.lost(rank) || suspects_.count(rank) != 0)
+    return;
+  TROUPE_LOG(info, "net") << "task " << task(rank) << ": " << why
+                          << "; its data connection decides whether it is lost";
+  suspects_[rank] = Suspect{why, Clock::now()};
+  check_loss(rank);
+}
+
+void DataPlaneBroker::check_loss(int rank) {
+  auto s = suspects_.find(rank);
+  auto c = by_rank_.find(rank);
+  if (s == suspects_.end() || c == by_rank_.end())
+    return; // lost or gone meanwhile
+  auto i = connections_.find(c->second);
+  if (i == connections_.end())
+    return;
+  const auto& conn = i->second;
+  const auto now = Clock::now();
+  auto due = std::max(conn.last_read + setup_.peer_timeout, s->second.since + setup_.hint_grace);
+  if (now >= due && unread_bytes(c->second) == 0) {
+    lose(rank, s->second.why + ", and its data connection has been silent for "
+                 + seconds_of(std::chrono::duration_cast<caf::timespan>(now - conn.last_read))
+                 + " (TROUPE_PEER_TIMEOUT_SECONDS)");
+    return;
+  }
+  if (due <= now) // bytes are waiting to be read: look again once they had time
+    due = now + setup_.hint_grace;
+  delayed_send(this, std::chrono::duration_cast<caf::timespan>(due - now), DataPlaneCheckLossMsg{rank});
+}
+
 void DataPlaneBroker::check_ready() {
-  if (!want_ready_ || by_rank_.size() + 1 < setup_.task_names.size())
+  if (!want_ready_ || dialing_ > 0 || by_rank_.size() + 1 < setup_.task_names.size())
     return;
   want_ready_ = false;
   if (ready_.pending())

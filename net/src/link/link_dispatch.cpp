@@ -6,7 +6,8 @@ namespace troupe::internal {
 
 namespace {
 
-// Also bounds frames without payload (announces are small, but not free).
+// Also bounds frames without payload (announces are small, but not free),
+// over every group together.
 constexpr size_t max_early_frames = 1 << 16;
 
 } // namespace
@@ -14,9 +15,13 @@ constexpr size_t max_early_frames = 1 << 16;
 void LinkDispatch::on_register(const LinkRegisterMsg& msg) {
   if (!msg.actor) {
     groups_.erase(msg.group);
-    early_.erase(msg.group);
+    drop_early(msg.group);
+    // Its peers' late frames (a collective they still finish) must not
+    // wait for a group that will never come back.
+    retired_.insert(msg.group);
     return;
   }
+  retired_.erase(msg.group);
   groups_[msg.group] = msg.actor;
   // Frames first: a peer's frames arrived before it was lost, and a group
   // must see them in that order (a worker that aborted a collective and then
@@ -26,6 +31,8 @@ void LinkDispatch::on_register(const LinkRegisterMsg& msg) {
       frame_(msg.actor, std::move(frame));
     for (const auto& [rank, loss] : i->second.overflowed)
       loss_(msg.actor, loss);
+    early_bytes_ -= i->second.bytes;
+    early_frames_ -= i->second.frames.size();
     early_.erase(i);
   }
   for (const auto& [rank, loss] : lost_)
@@ -37,27 +44,45 @@ void LinkDispatch::on_frame(LinkFrameMsg msg) {
     frame_(i->second, std::move(msg));
     return;
   }
+  if (retired_.count(msg.header.group) != 0)
+    return; // this worker destroyed that strategy: nobody will read it
   auto& early = early_[msg.header.group];
   if (early.overflowed.count(msg.from) != 0)
     return;
-  if (early.frames.size() >= max_early_frames || early.bytes + msg.bytes.size > max_early_bytes_) {
+  // One bound over every group: a peer could otherwise fill it once per group id.
+  if (early_frames_ >= max_early_frames || early_bytes_ + msg.bytes.size > max_early_bytes_) {
     const auto bound = max_early_bytes_ >= (std::size_t{1} << 20) ? std::to_string(max_early_bytes_ >> 20) + " MiB"
                                                                   : std::to_string(max_early_bytes_) + " bytes";
-    const auto why = "it sent more than " + bound + " or "
-                     + std::to_string(max_early_frames) + " frames for strategy group " + std::to_string(msg.header.group)
+    const auto why = "it sent more than the " + bound + " or " + std::to_string(max_early_frames)
+                     + " frames this worker holds for strategies it has not created yet, the last for strategy group "
+                     + std::to_string(msg.header.group)
                      + " before this worker created that strategy (every worker must create the same strategies in "
                        "the same order)";
     TROUPE_LOG(error, "net") << "dropping frames from rank " << msg.from << ": " << why;
     early.overflowed.emplace(msg.from, PeerLostMsg{msg.from, why, false});
     // Its frames so far are useless without the dropped ones.
     std::erase_if(early.frames, [&](const LinkFrameMsg& f) { return f.from == msg.from; });
+    early_bytes_ -= early.bytes;
+    early_frames_ -= early.frames.size();
     early.bytes = 0;
     for (const auto& f : early.frames)
       early.bytes += f.bytes.size;
+    early_bytes_ += early.bytes;
+    early_frames_ += early.frames.size();
     return;
   }
   early.bytes += msg.bytes.size;
+  early_bytes_ += msg.bytes.size;
+  ++early_frames_;
   early.frames.push_back(std::move(msg));
+}
+
+void LinkDispatch::drop_early(uint64_t group) {
+  if (auto i = early_.find(group); i != early_.end()) {
+    early_bytes_ -= i->second.bytes;
+    early_frames_ -= i->second.frames.size();
+    early_.erase(i);
+  }
 }
 
 void LinkDispatch::on_peer_lost(int rank, const std::string& why, bool left) {

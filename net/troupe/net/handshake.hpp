@@ -16,6 +16,12 @@ struct PeerClaim {
   std::optional<uint64_t> spec_fingerprint; ///< control plane only
 };
 
+/// The process that already holds a rank, for the refusal of a second claim.
+struct RankHolder {
+  int pid = 0;       ///< 0 when unknown (the data plane knows ranks only)
+  bool gone = false; ///< it joined, then left or was lost
+};
+
 /// The one place that decides whether a connecting process may join this
 /// task: same cluster token, same cluster spec, and a rank that connects to
 /// this one (only higher ranks do) and is not taken yet.
@@ -28,8 +34,20 @@ public:
   [[nodiscard]] static uint64_t hash_token(const std::string& cluster_token);
 
   /// Empty when `claim` may join; otherwise why not, for the log and the refused process.
-  /// `taken`: a process already joined as that rank.
-  [[nodiscard]] std::string refusal(const PeerClaim& claim, bool taken) const;
+  /// `holder`: the process that joined as that rank before, if any.
+  [[nodiscard]] std::string refusal(const PeerClaim& claim, const std::optional<RankHolder>& holder) const;
+
+  /// As above; `taken`: some process (unknown which) joined as that rank.
+  [[nodiscard]] std::string refusal(const PeerClaim& claim, bool taken) const {
+    return refusal(claim, taken ? std::optional<RankHolder>(RankHolder{}) : std::nullopt);
+  }
+
+  /// Whether `claim` is refused because its process belongs to another
+  /// cluster (token or spec differ) while it claims a rank this task awaits.
+  /// Such a process was started as that task with the wrong settings: the
+  /// right one will not come, so this task fails at once rather than waiting
+  /// out TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS.
+  [[nodiscard]] bool dooms_the_cluster(const PeerClaim& claim, const std::optional<RankHolder>& holder) const;
 
   [[nodiscard]] uint64_t token_hash() const noexcept { return token_hash_; }
 

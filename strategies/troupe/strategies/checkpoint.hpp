@@ -42,7 +42,23 @@ struct CheckpointRestoreOptions {
 /// one is whole. restore() reads and checks the whole file before it changes
 /// any variable, so a bad file changes nothing.
 ///
-/// Both are called in cross-replica context (not inside strategy.run).
+/// All are called in cross-replica context (not inside strategy.run).
+///
+/// Under a multi-worker strategy (MultiWorkerMirroredStrategy with several
+/// workers) save, restore and restore_if_exists are collective, like
+/// strategy.run: every worker calls them, in the same order, with the same
+/// variables. Only the chief (worker 0) touches the file, at its own `path`;
+/// the other workers' `path` is not read or written (they need not see the
+/// chief's file system). restore sends the chief's values of every variable
+/// (weights, optimizer slots, step and epoch counters alike) to every worker
+/// with the strategy's broadcast, so all workers resume from the same state
+/// even when a worker cannot see the file or holds another one. When the
+/// chief fails (no file, a bad file, a failed write), every worker throws:
+/// the chief its own Error, the others an Error of the same code naming
+/// their worker, the chief and the chief's message. Inside merge_call's
+/// function they are Error(failed_precondition) (the replicas they need wait
+/// there). A Checkpoint may not mix variables of a multi-worker strategy with
+/// variables of a single-worker one: Error(invalid_argument).
 class Checkpoint {
 public:
   /// Saves each variable under its name(); two variables of one name are
@@ -69,10 +85,20 @@ public:
   /// does not have (unless options.expect_partial).
   void restore(const std::string& path, const CheckpointRestoreOptions& options = {});
 
+  /// restore() when `path` (the chief's, under a multi-worker strategy)
+  /// exists: returns true on every worker after restoring, false on every
+  /// worker, changing nothing, when it does not. Other errors as restore().
+  [[nodiscard]] bool restore_if_exists(const std::string& path, const CheckpointRestoreOptions& options = {});
+
   /// The variables by the key they are saved under.
   [[nodiscard]] const std::map<std::string, Variable>& variables() const noexcept { return variables_; }
 
 private:
+  /// restore() and restore_if_exists() (`missing_ok`).
+  bool restore_from(const std::string& path, const CheckpointRestoreOptions& options, bool missing_ok);
+  /// The chief's `value` on every worker of `strategy` (its CrossDeviceOps broadcast).
+  [[nodiscard]] static Tensor broadcast_from_chief(Strategy& strategy, const Tensor& value);
+
   std::map<std::string, Variable> variables_;
 };
 

@@ -3,6 +3,9 @@
 // How a strategy combines values across replicas and workers (internal: not installed).
 
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <troupe/collectives/reduce_op.hpp>
 #include <troupe/core/tensor.hpp>
@@ -31,6 +34,10 @@ public:
   [[nodiscard]] virtual Tensor gather(const DistributedValues<Tensor>& value, int axis) = 0;
   /// The value every replica starts from: the chief's (worker 0's), as in TensorFlow.
   [[nodiscard]] virtual Tensor broadcast(const Tensor& value) = 0;
+  /// Every worker's `bytes`, by worker index, with its task name ("worker:1"):
+  /// one collective, which every worker must make at the same point.
+  [[nodiscard]] virtual std::vector<std::pair<std::string, std::string>>
+  gather_from_workers(const std::string& bytes) = 0;
 };
 
 /// One worker: the components are this process's tensors, combined directly
@@ -45,6 +52,10 @@ public:
                                        std::optional<int> axis) override;
   [[nodiscard]] Tensor gather(const DistributedValues<Tensor>& value, int axis) override;
   [[nodiscard]] Tensor broadcast(const Tensor& value) override { return value; }
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>>
+  gather_from_workers(const std::string& bytes) override {
+    return {{"worker:0", bytes}};
+  }
 
 private:
   int local_replicas_;
@@ -56,7 +67,9 @@ private:
 /// make the same calls in the same order.
 class CollectiveAllReduce final : public CrossDeviceOps {
 public:
-  explicit CollectiveAllReduce(StrategyExtended& extended) : extended_(extended) {}
+  /// `task_names`: every worker's, by worker index ("worker:1").
+  CollectiveAllReduce(StrategyExtended& extended, std::vector<std::string> task_names)
+    : extended_(extended), task_names_(std::move(task_names)) {}
 
   [[nodiscard]] Tensor reduce(ReduceOp op, const DistributedValues<Tensor>& value,
                               std::optional<int> axis) override;
@@ -64,6 +77,8 @@ public:
                                        std::optional<int> axis) override;
   [[nodiscard]] Tensor gather(const DistributedValues<Tensor>& value, int axis) override;
   [[nodiscard]] Tensor broadcast(const Tensor& value) override;
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>>
+  gather_from_workers(const std::string& bytes) override;
 
 private:
   /// Throws Error(not_supported) naming `method` inside merge_call's function,
@@ -71,6 +86,7 @@ private:
   void require_workers_reachable(const char* method) const;
 
   StrategyExtended& extended_;
+  std::vector<std::string> task_names_;
 };
 
 } // namespace troupe::internal

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 namespace troupe::internal {
 
 class ClusterNode;
+struct CrossWorkerSetup;
 
 /// Where a worker stands among the workers of a multi-worker strategy.
 struct WorkerPlacement {
@@ -48,6 +50,12 @@ public:
   [[nodiscard]] Runtime* runtime() const override { return &runtime_; }
 
 private:
+  /// Compares this worker's cluster settings (the strategy's position among
+  /// cluster strategies, replicas, CommunicationOptions, collective knobs)
+  /// with every other worker's through the runtime's AgreementGroup; a
+  /// difference is Error(failed_precondition) on every worker, naming it.
+  void agree_on_cluster_settings(uint64_t position, const CrossWorkerSetup& setup);
+
   std::string name_;
   Runtime& runtime_;
   std::vector<DeviceSpec> devices_;

@@ -34,6 +34,15 @@ public:
   /// logical CPU devices are troupe's way to run several replicas per worker).
   /// A Runtime without a cluster (no TF_CONFIG) makes a single worker.
   /// Error(failed_precondition) on a ps or evaluator task.
+  ///
+  /// Blocks until every worker has created its strategy of the same position
+  /// among its multi-worker strategies (single-worker strategies do not
+  /// count), and compares with them the replicas per worker, the
+  /// CommunicationOptions (except timeout_seconds) and the
+  /// TROUPE_RING_CHUNK_KIB / TROUPE_HALVING_DOUBLING_MAX_KIB knobs: a
+  /// difference is Error(failed_precondition) on every worker, naming each
+  /// setting, worker and value; a worker that does not come fails the others
+  /// after TROUPE_COLLECTIVE_TIMEOUT_SECONDS, naming it.
   explicit MultiWorkerMirroredStrategy(Runtime& runtime, CommunicationOptions options = {},
                                        const std::vector<std::string>& devices = {});
 

@@ -21,6 +21,7 @@ namespace troupe {
 namespace internal {
 class CollectiveAllReduce;
 class ReplicaHandle;
+class VariableReplicaWrite;
 } // namespace internal
 
 /// The replica context (tf.distribute.ReplicaContext): what the function
@@ -81,6 +82,7 @@ private:
   /// initial variable values, as TensorFlow does.
   [[nodiscard]] std::vector<Tensor> broadcast_from_first_replica(const std::vector<Tensor>& values);
   friend class internal::CollectiveAllReduce;
+  friend class internal::VariableReplicaWrite; // ONLY_FIRST_REPLICA writes across workers
   /// Throws unless the caller is this replica's own function (collectives
   /// suspend that function; from anywhere else they cannot).
   void require_own_replica(const char* method) const;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <concepts>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <troupe/collectives/reduce_op.hpp>
 #include <troupe/core/device_spec.hpp>
 #include <troupe/core/tensor.hpp>
+#include <troupe/datasets/tensor_spec.hpp>
 #include <troupe/strategies/distributed_values.hpp>
 #include <troupe/strategies/fwd.hpp>
 #include <troupe/strategies/reduce_destination.hpp>
@@ -55,6 +57,39 @@ public:
 
   /// The strategy that owns this object.
   [[nodiscard]] Strategy& container_strategy() const noexcept { return *container_; }
+
+  // -- agreement across workers -----------------------------------------------------
+
+  /// Checks that every worker passes the same `value` for the setting `name`
+  /// (a job flag such as "--batch", a model or optimizer name, a dataset's
+  /// element spec), so that workers started with different settings fail
+  /// together instead of training apart or waiting for each other.
+  ///
+  /// Cross-replica context only; one collective across workers, so every
+  /// worker must call it at the same point, as with strategy.run. When some
+  /// worker's value differs from the chief's (worker 0's), every worker
+  /// throws Error(failed_precondition) naming the setting, the chief's value
+  /// and each differing worker ("worker:1") with its value. On a
+  /// single-worker strategy it compares nothing. Values are compared as
+  /// text: integers in decimal, floating-point values to 17 significant
+  /// digits (bitwise), specs as TensorSpec::to_string / ElementSpec::to_string.
+  void check_same_across_workers(const std::string& name, const std::string& value);
+  void check_same_across_workers(const std::string& name, const char* value) {
+    check_same_across_workers(name, std::string(value));
+  }
+  void check_same_across_workers(const std::string& name, bool value) {
+    check_same_across_workers(name, std::string(value ? "true" : "false"));
+  }
+  template <std::integral T>
+    requires(!std::same_as<T, bool>)
+  void check_same_across_workers(const std::string& name, T value) {
+    check_same_across_workers(name, std::to_string(value));
+  }
+  void check_same_across_workers(const std::string& name, double value);
+  void check_same_across_workers(const std::string& name, const TensorSpec& spec);
+  void check_same_across_workers(const std::string& name, const ElementSpec& spec);
+  /// Several settings in one collective; the error names every one that differs.
+  void check_same_across_workers(const std::vector<std::pair<std::string, std::string>>& settings);
 
   // -- variables ------------------------------------------------------------------
 
@@ -109,6 +144,8 @@ protected:
 
 private:
   friend class VariableColocation;
+  // Checkpoint::restore broadcasts the chief's values across workers.
+  friend class Checkpoint;
   struct VariableBook;
 
   [[nodiscard]] internal::CrossDeviceOps& cross_device_ops() const noexcept {

@@ -1,6 +1,9 @@
 #pragma once
 
+#include <chrono>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -9,6 +12,7 @@
 #include <caf/response_promise.hpp>
 
 #include <troupe/net/bootstrap/cluster_types.hpp>
+#include <troupe/core/errors.hpp>
 #include <troupe/net/handshake.hpp>
 
 namespace troupe::internal {
@@ -29,12 +33,30 @@ struct NodeAwaitMsg {
 /// Node -> itself: the NodeAwaitMsg deadline passed.
 struct NodeDeadlineMsg {};
 
+/// Node -> itself: time to say which tasks it still waits for.
+struct NodeProgressMsg {};
+
+/// Edge -> node (request): answered with why the cluster cannot form (a
+/// process started as an awaited task was refused), or an empty string.
+struct NodeDoomedMsg {};
+
 /// What a NodeActor is spawned with.
 struct NodeSetup {
   HelloMsg me;
   std::vector<std::string> task_names; ///< per rank
+  std::vector<std::string> addresses;  ///< per rank, as TF_CONFIG lists them
   caf::actor data_plane;               ///< told when a peer is lost
+  std::chrono::steady_clock::time_point join_started;
+  double init_timeout_seconds = 120;   ///< TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS
 };
+
+/// How often a task waiting for its peers says which ones it still waits
+/// for: every 10 s, or 4 times within a shorter init timeout.
+[[nodiscard]] std::chrono::steady_clock::duration join_progress_interval(double init_timeout_seconds);
+
+/// "worker:0 waiting ... (10 s of 120 s)": the part in parentheses.
+[[nodiscard]] std::string join_progress(std::chrono::steady_clock::time_point join_started,
+                                        double init_timeout_seconds);
 
 /// The control-plane actor of one cluster process, published on the task's
 /// address (CAF middleman). Tasks of higher rank reach it with remote_actor
@@ -45,6 +67,14 @@ struct NodeSetup {
 /// the peer's node actor. With CAF's heartbeat and connection timeout set
 /// (RuntimeImpl), a dead or frozen peer's proxy goes down; the node then
 /// reports the peer lost to the data plane, which fails its collectives.
+///
+/// While the edge waits (NodeAwaitMsg) the node logs, every
+/// join_progress_interval, the tasks it still waits for. A process that
+/// presents itself as an awaited task but carries another cluster token or
+/// spec fails the wait at once (Handshake::dooms_the_cluster): it was started
+/// as that task with other settings, so the right one is not coming. A second
+/// process as a task that already joined (a duplicate, or a restart after the
+/// first died) is refused and named; the cluster goes on with the first.
 class NodeActor final : public caf::event_based_actor {
 public:
   NodeActor(caf::actor_config& cfg, NodeSetup setup);
@@ -57,10 +87,16 @@ private:
   caf::result<HelloMsg> on_hello(const HelloMsg& hello);
   void add_peer(const caf::actor& peer, const HelloMsg& hello);
   void check_complete();
+  void fail_waiting(Errc code, const std::string& why);
+  [[nodiscard]] std::string missing_tasks() const;
+  [[nodiscard]] std::optional<RankHolder> holder_of(int rank) const;
 
   NodeSetup setup_;
   Handshake handshake_;
   std::map<int, HelloMsg> peers_;
+  std::set<int> gone_; ///< ranks whose control connection went down
+  std::string doomed_; ///< why the cluster cannot form; empty while it can
+  bool progress_scheduled_ = false;
   std::map<caf::actor_addr, int> rank_of_;
   std::vector<caf::response_promise> waiting_;
   /// Processes refused at the handshake, for the error that names missing tasks.
@@ -72,3 +108,5 @@ private:
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodePeerMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeAwaitMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeDeadlineMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeProgressMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeDoomedMsg)

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -7,6 +8,7 @@
 
 #include <caf/io/broker.hpp>
 #include <caf/response_promise.hpp>
+#include <caf/timespan.hpp>
 
 #include <troupe/net/handshake.hpp>
 #include <troupe/net/link/link_dispatch.hpp>
@@ -24,20 +26,34 @@ struct DataPlanePeer {
 struct DataPlanePortMsg {};
 
 /// Edge -> broker (request): connect to every peer of lower rank, accept the
-/// others; answered once every peer is connected and identified.
+/// others; answered once every peer is connected and identified. Each
+/// connect gives up after `timeout`.
 struct DataPlaneConnectMsg {
   std::vector<DataPlanePeer> peers;
+  caf::timespan timeout = std::chrono::seconds(120);
 };
 
 /// Edge -> broker (request): this process shuts down normally. Sends a bye
 /// frame to every peer and answers once every socket's bytes are written.
 struct DataPlaneByeMsg {};
 
-/// Broker -> itself: the control plane lost `rank` a moment ago; unless its
-/// data connection closed meanwhile (which says more), it is lost now.
-struct DataPlaneConfirmLossMsg {
+/// Broker -> itself: time to check whether suspected peer `rank` (its
+/// control connection went down) is still silent on its data connection.
+struct DataPlaneCheckLossMsg {
   int rank = 0;
-  std::string why;
+};
+
+/// Broker -> itself: the connection `serial` must have said hello by now.
+struct DataPlaneHelloDeadlineMsg {
+  caf::io::connection_handle hdl;
+  uint64_t serial = 0;
+};
+
+/// Dialer -> broker: the connect to `peer` ended; `fd` is the socket or -1.
+struct DataPlaneDialedMsg {
+  DataPlanePeer peer;
+  int fd = -1;
+  std::string error;
 };
 
 /// What a DataPlaneBroker is spawned with.
@@ -46,6 +62,15 @@ struct DataPlaneSetup {
   std::vector<std::string> task_names; ///< per rank
   uint64_t token_hash = 0;             ///< Handshake::hash_token of the cluster token
   std::string bind_host;               ///< "" = every interface
+  uint16_t port = 0;                   ///< 0 = any free port
+  std::string port_origin;             ///< where a fixed `port` came from, for errors (the variable)
+  /// A peer whose control connection went down is lost once its data
+  /// connection has been silent this long (and at least `hint_grace` after
+  /// the control plane's news, for bytes still in flight).
+  caf::timespan peer_timeout = std::chrono::seconds(4);
+  caf::timespan hint_grace = std::chrono::milliseconds(500);
+  /// An accepted connection that has not said hello after this is closed.
+  caf::timespan hello_timeout = std::chrono::seconds(120);
 };
 
 /// The bulk data plane of one cluster process: a CAF io broker that owns one
@@ -63,9 +88,18 @@ struct DataPlaneSetup {
 /// 3. A LinkSendMsg becomes header + bytes on the peer's socket; received
 ///    frames go to the group named in their header (LinkDispatch).
 /// 4. A closed connection after a bye frame is that task's normal exit; any
-///    other closed connection, or a PeerLostMsg from the node actor (CAF's
-///    heartbeat gave up on the peer), reports the peer lost to every group.
-/// Runs on the middleman's I/O thread, like every broker.
+///    other closed connection reports the peer lost to every group. A
+///    PeerLostMsg from the node actor (CAF's heartbeat gave up on the peer)
+///    is only a hint while the data connection is open: the control
+///    connection of a process that exits normally can drop before this broker
+///    read its last frames (run_done, bye). The peer is lost when its data
+///    connection closes, or once it has been silent for `peer_timeout` with
+///    no unread bytes, never sooner than `hint_grace` after the hint. A peer
+///    that is merely busy (no data frames, but heartbeats) is never lost.
+/// 5. A connection that does not say hello within `hello_timeout` is closed,
+///    naming its address.
+/// Runs on the middleman's I/O thread, like every broker; connects run on a
+/// dialer actor of their own, so a slow connect stops no heartbeat.
 class DataPlaneBroker final : public caf::io::broker {
 public:
   DataPlaneBroker(caf::actor_config& cfg, DataPlaneSetup setup);
@@ -75,16 +109,30 @@ public:
   [[nodiscard]] const char* name() const override { return "troupe.data_plane"; }
 
 private:
+  using Clock = std::chrono::steady_clock;
+
   struct Connection {
     int rank = -1;            ///< -1 until its hello arrived
     bool in_payload = false;  ///< reading the payload of `header`
     FrameHeader header;
+    uint64_t serial = 0;      ///< tells a reused socket number from this connection
+    Clock::time_point last_read = Clock::now();
+  };
+
+  /// A peer the control plane reported down while its data connection is open.
+  struct Suspect {
+    std::string why;
+    Clock::time_point since;
   };
 
   void on_data(caf::io::connection_handle hdl, std::vector<char>& buf);
   void on_header(caf::io::connection_handle hdl, Connection& conn, const FrameHeader& header);
   void on_hello(caf::io::connection_handle hdl, Connection& conn, const std::vector<char>& buf);
   void on_closed(caf::io::connection_handle hdl);
+  void on_dialed(const DataPlaneDialedMsg& msg);
+  void on_control_lost(int rank, const std::string& why);
+  void check_loss(int rank);
+  Connection& add_connection(caf::io::connection_handle hdl);
   void send_frame(caf::io::connection_handle hdl, const FrameHeader& header, const std::byte* data);
   void lose(int rank, const std::string& why);
   void check_ready();
@@ -95,9 +143,12 @@ private:
   uint16_t port_ = 0;
   std::string listen_error_;
   std::map<caf::io::connection_handle, Connection> connections_;
+  uint64_t next_serial_ = 0;
+  std::map<int, Suspect> suspects_;
   std::map<int, caf::io::connection_handle> by_rank_;
   LinkDispatch dispatch_;
   bool want_ready_ = false;
+  int dialing_ = 0; ///< connects still running on their dialer actors
   caf::response_promise ready_;
   /// Peers that said bye: their loss is their normal exit.
   std::map<int, bool> left_;
@@ -111,4 +162,6 @@ private:
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::DataPlanePortMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::DataPlaneConnectMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::DataPlaneByeMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::DataPlaneConfirmLossMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::DataPlaneCheckLossMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::DataPlaneHelloDeadlineMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::DataPlaneDialedMsg)

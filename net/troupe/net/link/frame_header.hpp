@@ -21,7 +21,8 @@ struct FrameHeader {
   static constexpr uint32_t magic_value = 0x46505254; // "TRPF"
   /// Raised whenever a field or payload changes meaning; a peer that speaks
   /// another version is refused at its hello, naming both versions.
-  static constexpr uint8_t current_version = 2;
+  /// 3: the agreement group (id 0) and cluster strategy ids by position.
+  static constexpr uint8_t current_version = 3;
 
   uint32_t magic = magic_value;
   uint8_t version = current_version;

@@ -5,6 +5,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 
 #include <caf/actor.hpp>
@@ -22,20 +23,21 @@ public:
   using DeliverFrame = std::function<void(const caf::actor&, LinkFrameMsg)>;
   using DeliverLoss = std::function<void(const caf::actor&, PeerLostMsg)>;
 
-  /// Frames of a group this process has not created yet are kept up to
-  /// `max_early_bytes` of payload per group: one collective's first frames
-  /// fit, since no peer gets further without this worker.
+  /// Frames of groups this process has not created yet are kept up to
+  /// `max_early_bytes` of payload in all: one collective's first frames
+  /// fit, since no peer gets further without this worker. Frames of a group
+  /// this process unregistered (its strategy is gone) are dropped.
   static constexpr std::size_t default_max_early_bytes = std::size_t{1} << 30;
 
   LinkDispatch(DeliverFrame frame, DeliverLoss loss, std::size_t max_early_bytes = default_max_early_bytes)
     : frame_(std::move(frame)), loss_(std::move(loss)), max_early_bytes_(max_early_bytes) {}
 
-  /// Registers (or, with a null actor, unregisters) a group; hands it the
-  /// frames and losses it missed.
+  /// Registers (or, with a null actor, unregisters and retires) a group;
+  /// hands it the frames and losses it missed.
   void on_register(const LinkRegisterMsg& msg);
 
   /// A frame for `msg.header.group` arrived. Past the early-frame bound the
-  /// group's early frames are dropped, and when it registers it learns the
+  /// sender's early frames for that group are dropped, and when it registers it learns the
   /// sender as lost to it (naming the overflow), so its collectives fail
   /// instead of waiting for frames that were dropped.
   void on_frame(LinkFrameMsg msg);
@@ -55,8 +57,13 @@ private:
     std::size_t bytes = 0;
     std::map<int, PeerLostMsg> overflowed; ///< senders whose frames were dropped
   };
+  void drop_early(uint64_t group);
+
   std::size_t max_early_bytes_;
   std::map<uint64_t, Early> early_;
+  std::size_t early_bytes_ = 0;  ///< payload bytes over every group in early_
+  std::size_t early_frames_ = 0; ///< frames over every group in early_
+  std::set<uint64_t> retired_;  ///< groups unregistered here: their frames are dropped
   std::map<int, PeerLostMsg> lost_;
 };
 

@@ -1,0 +1,396 @@
+// The data-plane broker over real sockets: the test plays the other task with
+// a raw TCP socket and is itself the collective group the broker feeds.
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+
+#include <troupe/core/caf_types.hpp>
+#include <troupe/net/link/data_plane_broker.hpp>
+
+#include "support/capture_stderr.hpp"
+#include "support/free_ports.hpp"
+
+using namespace troupe::internal;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr uint64_t token = 0x5eed;
+constexpr uint64_t group = 7;
+
+DataPlaneSetup setup_of(int rank) {
+  DataPlaneSetup s;
+  s.rank = rank;
+  s.task_names = {"worker:0", "worker:1"};
+  s.token_hash = token;
+  s.bind_host = "127.0.0.1";
+  // Long unless a case is about them: nothing here may depend on timing luck.
+  s.peer_timeout = 60s;
+  s.hint_grace = 60s;
+  s.hello_timeout = 60s;
+  return s;
+}
+
+/// The other task's end of a data connection, as raw bytes.
+class FakePeer {
+public:
+  explicit FakePeer(uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    REQUIRE(fd_ >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  }
+  struct Adopt {};
+  /// The end of a connection the broker dialled (accepted by the test).
+  FakePeer(Adopt, int connected_fd) : fd_(connected_fd) {}
+  ~FakePeer() {
+    if (fd_ >= 0)
+      ::close(fd_);
+  }
+  FakePeer(const FakePeer&) = delete;
+  FakePeer& operator=(const FakePeer&) = delete;
+
+  void send_bytes(const void* data, std::size_t n) {
+    REQUIRE(::send(fd_, data, n, MSG_NOSIGNAL) == static_cast<ssize_t>(n));
+  }
+  void send_frame(FrameHeader header, const std::vector<std::byte>& payload = {}) {
+    header.size = static_cast<uint32_t>(payload.size());
+    send_bytes(&header, sizeof header);
+    if (!payload.empty())
+      send_bytes(payload.data(), payload.size());
+  }
+  void send_hello(int rank, uint8_t version = FrameHeader::current_version) {
+    FrameHeader header;
+    header.version = version;
+    header.type = FrameType::hello;
+    HelloFrame hello;
+    hello.rank = rank;
+    hello.token_hash = token;
+    std::vector<std::byte> payload(sizeof hello);
+    std::memcpy(payload.data(), &hello, sizeof hello);
+    send_frame(header, payload);
+  }
+  void close() {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  /// Whether the broker closed its end before `deadline` (reading and
+  /// discarding what it sent first).
+  bool closed_by_broker(std::chrono::steady_clock::time_point deadline) {
+    char buf[256];
+    while (std::chrono::steady_clock::now() < deadline) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0)
+        continue;
+      const auto n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0)
+        return true;
+    }
+    return false;
+  }
+  /// Reads exactly `n` bytes, or fewer when the deadline passes.
+  std::vector<std::byte> read_bytes(std::size_t n, std::chrono::steady_clock::time_point deadline) {
+    std::vector<std::byte> out(n);
+    std::size_t got = 0;
+    while (got < n && std::chrono::steady_clock::now() < deadline) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0)
+        continue;
+      const auto r = ::recv(fd_, out.data() + got, n - got, 0);
+      if (r <= 0)
+        break;
+      got += static_cast<std::size_t>(r);
+    }
+    out.resize(got);
+    return out;
+  }
+
+private:
+  int fd_;
+};
+
+/// A socket listening on 127.0.0.1 at a port the kernel picked; the test
+/// closes it when it is done with it.
+troupe::testing::LoopbackSocket listen_on_loopback(int backlog) {
+  auto listener = troupe::testing::bind_loopback_socket();
+  REQUIRE(::listen(listener.fd, backlog) == 0);
+  return listener;
+}
+
+FrameHeader data_frame(uint32_t seq) {
+  FrameHeader h;
+  h.type = FrameType::data;
+  h.group = group;
+  h.run = 1;
+  h.seq = seq;
+  return h;
+}
+
+FrameHeader bye_frame() {
+  FrameHeader h;
+  h.type = FrameType::bye;
+  return h;
+}
+
+/// An actor system with a middleman and one broker; the scoped actor `self`
+/// is registered as group 7.
+struct Broker {
+  caf::actor_system_config cfg;
+  std::optional<caf::actor_system> sys;
+  std::optional<caf::scoped_actor> self;
+  caf::actor broker;
+  uint16_t port = 0;
+
+  explicit Broker(DataPlaneSetup setup) {
+    troupe::add_core_types(cfg);
+    cfg.load<caf::io::middleman>();
+    sys.emplace(cfg);
+    self.emplace(*sys);
+    caf::actor_config actor_cfg{&sys->middleman().backend()};
+    broker = sys->spawn_class<DataPlaneBroker, caf::no_spawn_options>(actor_cfg, std::move(setup));
+    (*self)->request(broker, 10s, DataPlanePortMsg{}).receive([&](uint16_t p) { port = p; },
+                                                              [&](caf::error& e) { FAIL(sys->render(e)); });
+    (*self)->send(broker, LinkRegisterMsg{group, caf::actor_cast<caf::actor>(*self)});
+  }
+  ~Broker() {
+    caf::anon_send_exit(broker, caf::exit_reason::user_shutdown);
+    broker = nullptr;
+    self.reset();
+  }
+
+  /// Waits until every peer said hello (the broker answers DataPlaneConnectMsg then).
+  void await_connected(std::vector<DataPlanePeer> dial = {}, caf::timespan timeout = 10s) {
+    std::string error;
+    (*self)->request(broker, 20s, DataPlaneConnectMsg{std::move(dial), timeout})
+      .receive([](bool) {}, [&](caf::error& e) { error = sys->render(e); });
+    REQUIRE(error.empty());
+  }
+  /// Every message the broker handled before this call is done with.
+  void sync() {
+    (*self)->request(broker, 10s, DataPlanePortMsg{}).receive([](uint16_t) {}, [](caf::error&) {});
+  }
+
+  /// What the group heard next, or nothing within `wait`.
+  struct Heard {
+    std::optional<LinkFrameMsg> frame;
+    std::optional<PeerLostMsg> loss;
+  };
+  Heard next(caf::timespan wait) {
+    Heard heard;
+    (*self)->receive([&](LinkFrameMsg& msg) { heard.frame = std::move(msg); },
+                     [&](PeerLostMsg& msg) { heard.loss = std::move(msg); }, caf::after(wait) >> [] {});
+    return heard;
+  }
+};
+
+} // namespace
+
+TEST_CASE("a peer whose control connection drops before its last frames are read leaves normally", "[net][data_plane]") {
+  Broker b(setup_of(0));
+  FakePeer peer(b.port);
+  peer.send_hello(1);
+  b.await_connected();
+  // The control plane's news comes first, as on a busy machine where the
+  // broker has not read the peer's last frames yet.
+  (*b.self)->send(b.broker, PeerLostMsg{1, "its control connection went down"});
+  b.sync();
+  // Before: the broker declared the peer lost 50 ms after the news.
+  CHECK_FALSE(b.next(500ms).loss);
+  peer.send_frame(data_frame(0), std::vector<std::byte>(8));
+  peer.send_frame(bye_frame());
+  peer.close();
+  auto first = b.next(10s);
+  REQUIRE(first.frame);
+  CHECK(first.frame->header.seq == 0);
+  auto second = b.next(10s);
+  REQUIRE(second.loss);
+  CHECK(second.loss->rank == 1);
+  CHECK(second.loss->left);
+}
+
+TEST_CASE("a peer whose control connection dropped is lost once its data connection stays silent", "[net][data_plane]") {
+  auto setup = setup_of(0);
+  setup.peer_timeout = 200ms;
+  setup.hint_grace = 100ms;
+  Broker b(setup);
+  FakePeer peer(b.port);
+  peer.send_hello(1);
+  b.await_connected();
+  (*b.self)->send(b.broker, PeerLostMsg{1, "its control connection went down"});
+  auto heard = b.next(20s);
+  REQUIRE(heard.loss);
+  CHECK(heard.loss->rank == 1);
+  CHECK_FALSE(heard.loss->left);
+  CHECK_THAT(heard.loss->why, Catch::Contains("its control connection went down")
+                                && Catch::Contains("data connection has been silent"));
+  CHECK(peer.closed_by_broker(std::chrono::steady_clock::now() + 10s));
+}
+
+TEST_CASE("a peer busy for longer than the peer timeout is not lost while its control connection lives", "[net][data_plane]") {
+  auto setup = setup_of(0);
+  setup.peer_timeout = 100ms;
+  setup.hint_grace = 100ms;
+  Broker b(setup);
+  FakePeer peer(b.port);
+  peer.send_hello(1);
+  b.await_connected();
+  // Six peer timeouts without a byte: a worker computing between collectives.
+  CHECK_FALSE(b.next(600ms).loss);
+  peer.send_frame(data_frame(3), std::vector<std::byte>(4));
+  auto heard = b.next(10s);
+  REQUIRE(heard.frame);
+  CHECK(heard.frame->header.seq == 3);
+}
+
+TEST_CASE("a second hello on an identified data connection closes it and reports the peer lost", "[net][data_plane]") {
+  Broker b(setup_of(0));
+  FakePeer peer(b.port);
+  peer.send_hello(1);
+  b.await_connected();
+  peer.send_hello(1);
+  auto heard = b.next(10s);
+  REQUIRE(heard.loss);
+  CHECK(heard.loss->rank == 1);
+  CHECK_FALSE(heard.loss->left);
+  CHECK_THAT(heard.loss->why, Catch::Contains("identified itself twice"));
+  CHECK(peer.closed_by_broker(std::chrono::steady_clock::now() + 10s));
+}
+
+TEST_CASE("a peer lost in the middle of a frame is reported lost and the partial frame is not delivered", "[net][data_plane]") {
+  Broker b(setup_of(0));
+  FakePeer peer(b.port);
+  peer.send_hello(1);
+  b.await_connected();
+  auto header = data_frame(0);
+  header.size = 1000;
+  peer.send_bytes(&header, sizeof header);
+  std::vector<std::byte> part(100);
+  peer.send_bytes(part.data(), part.size());
+  peer.close();
+  auto heard = b.next(10s);
+  REQUIRE(heard.loss); // not a frame
+  CHECK(heard.loss->rank == 1);
+  CHECK_FALSE(heard.loss->left);
+  CHECK_THAT(heard.loss->why, Catch::Contains("data connection closed"));
+}
+
+TEST_CASE("a connection that never says hello is closed after the hello timeout, naming its address", "[net][data_plane]") {
+  auto setup = setup_of(0);
+  setup.hello_timeout = 200ms;
+  Broker b(setup);
+  bool closed = false;
+  const auto log = troupe::testing::capture_stderr([&] {
+    FakePeer silent(b.port);
+    closed = silent.closed_by_broker(std::chrono::steady_clock::now() + 20s);
+    b.sync(); // the log line is written before the close
+  });
+  CHECK(closed);
+  CHECK_THAT(log, Catch::Contains("closing the connection from 127.0.0.1:") && Catch::Contains("did not identify itself"));
+}
+
+TEST_CASE("a peer of another frame protocol version is refused at its hello, naming both versions", "[net][data_plane]") {
+  Broker b(setup_of(0));
+  bool closed = false;
+  const auto log = troupe::testing::capture_stderr([&] {
+    FakePeer older(b.port);
+    older.send_hello(1, FrameHeader::current_version - 1);
+    closed = older.closed_by_broker(std::chrono::steady_clock::now() + 20s);
+    b.sync(); // the log line is written before the close
+  });
+  CHECK(closed);
+  CHECK_THAT(log, Catch::Contains("version " + std::to_string(FrameHeader::current_version - 1))
+                    && Catch::Contains("this task version " + std::to_string(FrameHeader::current_version)));
+}
+
+TEST_CASE("the data plane dials lower ranks and says hello with its rank and token", "[net][data_plane]") {
+  // The test listens as task 0; the broker is task 1 and dials it.
+  const auto listener = listen_on_loopback(4);
+  Broker b(setup_of(1));
+  b.await_connected({DataPlanePeer{0, "127.0.0.1", listener.port()}});
+  const int accepted = ::accept(listener.fd, nullptr, nullptr);
+  ::close(listener.fd);
+  REQUIRE(accepted >= 0);
+  FakePeer peer(FakePeer::Adopt{}, accepted);
+  const auto bytes = peer.read_bytes(sizeof(FrameHeader) + sizeof(HelloFrame), std::chrono::steady_clock::now() + 10s);
+  REQUIRE(bytes.size() == sizeof(FrameHeader) + sizeof(HelloFrame));
+  FrameHeader header;
+  HelloFrame hello;
+  std::memcpy(&header, bytes.data(), sizeof header);
+  std::memcpy(&hello, bytes.data() + sizeof header, sizeof hello);
+  CHECK(header.type == FrameType::hello);
+  CHECK(hello.rank == 1);
+  CHECK(hello.token_hash == token);
+}
+
+TEST_CASE("a data-plane connect that gets no answer fails after its timeout and blocks nothing meanwhile", "[net][data_plane]") {
+  // A listener whose accept queue is full drops new SYNs, so a connect to it
+  // hangs, as to a host that drops packets.
+  const auto listener = listen_on_loopback(0);
+  const uint16_t port = listener.port();
+  std::vector<int> fillers;
+  for (int i = 0; i < 3; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    (void)::connect(fd, reinterpret_cast<const sockaddr*>(&listener.address), sizeof listener.address);
+    fillers.push_back(fd);
+  }
+  Broker b(setup_of(1));
+  const auto start = std::chrono::steady_clock::now();
+  std::string error;
+  (*b.self)->request(b.broker, 60s, DataPlaneConnectMsg{{DataPlanePeer{0, "127.0.0.1", port}}, 2s})
+    .receive([](bool) {}, [&](caf::error& e) { error = b.sys->render(e); });
+  // While the connect hung, the broker's thread kept working.
+  CHECK(std::chrono::steady_clock::now() - start < 30s);
+  for (int fd : fillers)
+    ::close(fd);
+  ::close(listener.fd);
+  if (error.empty())
+    return; // this kernel accepted the connect after all: nothing hung
+  CHECK_THAT(error, Catch::Contains("cannot open the data connection to task worker:0 at 127.0.0.1:"));
+}
+
+TEST_CASE("a data port that is taken is an error that names where the port came from", "[net][data_plane]") {
+  const auto listener = listen_on_loopback(4);
+  caf::actor_system_config cfg;
+  troupe::add_core_types(cfg);
+  cfg.load<caf::io::middleman>();
+  caf::actor_system sys{cfg};
+  auto setup = setup_of(0);
+  setup.port = listener.port();
+  setup.port_origin = "the task's port + TROUPE_DATA_PORT_OFFSET=7";
+  caf::actor_config actor_cfg{&sys.middleman().backend()};
+  auto broker = sys.spawn_class<DataPlaneBroker, caf::no_spawn_options>(actor_cfg, setup);
+  std::string error;
+  caf::scoped_actor self{sys};
+  self->request(broker, 10s, DataPlanePortMsg{}).receive([](uint16_t) {}, [&](caf::error& e) { error = sys.render(e); });
+  ::close(listener.fd);
+  CHECK_THAT(error, Catch::Contains("port " + std::to_string(setup.port)) && Catch::Contains("TROUPE_DATA_PORT_OFFSET=7")
+                      && Catch::Contains("is taken"));
+  caf::anon_send_exit(broker, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("a configured data port is the port the data plane listens on", "[net][data_plane]") {
+  auto setup = setup_of(0);
+  setup.port = static_cast<uint16_t>(troupe::testing::free_ports(1)[0]);
+  setup.port_origin = "a test";
+  Broker b(setup);
+  CHECK(b.port == setup.port);
+  FakePeer peer(b.port);
+  peer.send_hello(1);
+  b.await_connected();
+}
