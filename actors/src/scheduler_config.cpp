@@ -7,6 +7,7 @@
 #include <caf/atom.hpp>
 #include <caf/thread_hook.hpp>
 
+#include <troupe/actors/parameter_server_messages.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/core/denormals.hpp>
 #include <troupe/core/errors.hpp>
@@ -50,6 +51,7 @@ std::unique_ptr<caf::actor_system_config> make_config() {
   auto cfg = std::make_unique<caf::actor_system_config>();
   cfg->add_thread_hook<FlushDenormalsHook>();
   add_cluster_types(*cfg);
+  add_parameter_server_types(*cfg);
   return cfg;
 }
 

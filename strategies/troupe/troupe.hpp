@@ -46,8 +46,11 @@
 #include <troupe/strategies/mirrored_strategy.hpp>
 #include <troupe/strategies/multi_worker_mirrored_strategy.hpp>
 #include <troupe/strategies/one_device_strategy.hpp>
+#include <troupe/strategies/partitioners.hpp>
 #include <troupe/strategies/reduce_destination.hpp>
 #include <troupe/strategies/replica_context.hpp>
+#include <troupe/strategies/round_robin_placement.hpp>
+#include <troupe/strategies/shard_layout.hpp>
 #include <troupe/strategies/strategy.hpp>
 #include <troupe/strategies/strategy_extended.hpp>
 #include <troupe/strategies/strategy_scope.hpp>

@@ -1,0 +1,58 @@
+#include <troupe/actors/coordinator_handle.hpp>
+
+#include <caf/all.hpp>
+
+#include <troupe/actors/coordinator_actor.hpp>
+#include <troupe/actors/runtime_impl.hpp>
+
+namespace troupe::internal {
+
+CoordinatorHandle::CoordinatorHandle(Runtime& runtime, CoordinatorOptions options)
+  : runtime_(&runtime.impl()) {
+  runtime_->add_user();
+  actor_ = runtime_->system().spawn<CoordinatorActor>(std::move(options));
+}
+
+CoordinatorHandle::~CoordinatorHandle() {
+  caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown);
+  actor_ = nullptr;
+  runtime_->drain();
+  runtime_->release_user();
+}
+
+ScheduledClosure CoordinatorHandle::schedule(ClosureSpec spec) {
+  auto slot = std::make_shared<CoordinatorCallSlot>();
+  slot->spec = std::move(spec);
+  caf::anon_send(actor_, CoordinatorScheduleMsg{slot});
+  call(slot, "ClusterCoordinator.schedule (waiting for a free slot in the closure queue)");
+  return {slot->id, slot->outcome};
+}
+
+void CoordinatorHandle::join() {
+  auto slot = std::make_shared<CoordinatorCallSlot>();
+  caf::anon_send(actor_, CoordinatorJoinMsg{slot});
+  call(slot, "ClusterCoordinator.join");
+}
+
+bool CoordinatorHandle::done() {
+  auto slot = std::make_shared<CoordinatorCallSlot>();
+  caf::anon_send(actor_, CoordinatorDoneMsg{slot});
+  call(slot, "ClusterCoordinator.done");
+  return slot->finished;
+}
+
+void CoordinatorHandle::add_worker(caf::actor worker, std::string name) {
+  caf::anon_send(actor_, CoordinatorAddWorkerMsg{std::move(worker), std::move(name)});
+}
+
+void CoordinatorHandle::worker_lost(caf::actor worker, std::string reason) {
+  caf::anon_send(actor_, CoordinatorWorkerLostMsg{std::move(worker), std::move(reason)});
+}
+
+void CoordinatorHandle::call(const std::shared_ptr<CoordinatorCallSlot>& slot, const char* what) {
+  runtime_->wait(slot->answered, what);
+  if (slot->failed)
+    fail(slot->code, slot->error);
+}
+
+} // namespace troupe::internal

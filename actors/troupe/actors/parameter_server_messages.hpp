@@ -1,0 +1,249 @@
+#pragma once
+
+// The messages a ParameterServerActor accepts (parameter_server_actor.hpp),
+// with their inspect overloads and type-ID block: they cross processes (a
+// worker on one host updates a shard owned by a server on another). Include
+// only from .cpp files and tests. The protocol: docs/protocol.md,
+// "Parameter servers".
+
+#include <compare>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/meta/type_name.hpp>
+#include <caf/type_id.hpp>
+
+#include <troupe/core/tensor.hpp>
+#include <troupe/core/type_ids.hpp>
+#include <troupe/net/bootstrap/cluster_types.hpp>
+
+namespace caf {
+class actor_system_config;
+} // namespace caf
+
+namespace troupe::internal {
+
+// -- addressing -----------------------------------------------------------------
+
+/// One shard a parameter server owns: shard `shard` of variable `variable`.
+/// `slot` 0 is the variable itself; 1, 2, ... are its optimizer slots
+/// (momentum's accumulator, Adam's m and v), which live on the server that owns
+/// the variable's shard, so an optimizer step never leaves the server.
+struct ShardKey {
+  uint64_t variable = 0;
+  int32_t shard = 0;
+  int32_t slot = 0;
+
+  friend bool operator==(const ShardKey&, const ShardKey&) = default;
+  friend auto operator<=>(const ShardKey&, const ShardKey&) = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ShardKey& x) {
+  return f(caf::meta::type_name("troupe::ShardKey"), x.variable, x.shard, x.slot);
+}
+
+/// "shard 1 of variable 7", "slot 2 of shard 0 of variable 7": how errors name a key.
+[[nodiscard]] std::string to_string(const ShardKey& key);
+
+/// One attempt at running one scheduled function: the coordinator numbers
+/// functions 1, 2, ... and a function's attempts 1, 2, ... (a reschedule is a
+/// new attempt). Function id 0 means "no function" (an immediate operation).
+struct AttemptId {
+  uint64_t function = 0;
+  uint32_t attempt = 0;
+
+  friend bool operator==(const AttemptId&, const AttemptId&) = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, AttemptId& x) {
+  return f(caf::meta::type_name("troupe::AttemptId"), x.function, x.attempt);
+}
+
+/// "attempt 2 of function 9".
+[[nodiscard]] std::string to_string(const AttemptId& id);
+
+// -- updates ----------------------------------------------------------------------
+
+/// How an update changes a shard. The values are part of the wire format:
+/// append new ones (APPLY_MOMENTUM, APPLY_ADAM use slots 1.. of the same
+/// shard and more `hyper` entries), never renumber.
+enum class UpdateOp : uint8_t {
+  ASSIGN = 0,     ///< var = value
+  ASSIGN_ADD = 1, ///< var += value
+  ASSIGN_SUB = 2, ///< var -= value
+  APPLY_SGD = 3,  ///< var -= hyper[0] * value (value is the gradient, hyper[0] the learning rate)
+};
+
+/// "assign_add", as TensorFlow spells the method.
+[[nodiscard]] const char* to_string(UpdateOp op) noexcept;
+
+/// One change to one shard. Sending the change (a delta, a gradient) rather
+/// than the new value is what lets concurrent workers update one variable
+/// without overwriting each other.
+struct ShardUpdate {
+  ShardKey key;
+  UpdateOp op = UpdateOp::ASSIGN;
+  Tensor value;
+  /// The optimizer's hyperparameters (APPLY_SGD: {learning_rate}).
+  std::vector<double> hyper;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ShardUpdate& x) {
+  // The op travels as its underlying byte; an unknown byte is refused when the
+  // server validates the update.
+  return f(caf::meta::type_name("troupe::ShardUpdate"), x.key, x.op, x.value, x.hyper);
+}
+
+// -- requests -------------------------------------------------------------------
+
+/// Creates shard `key` holding `initial` (its dtype and shape are fixed from
+/// now on). `name` is the variable's user-facing name, used in errors. A key
+/// that exists is Error(invalid_argument). Reply: nothing.
+struct PsCreateMsg {
+  ShardKey key;
+  std::string name;
+  Tensor initial;
+};
+
+/// Reads shard `key`. With `attempt.function == 0` the reply is the committed
+/// value; otherwise it is the committed value with that attempt's staged
+/// updates to `key` applied in order (read-your-writes inside a function).
+/// Reply: Tensor.
+struct PsReadMsg {
+  ShardKey key;
+  AttemptId attempt;
+};
+
+/// Applies `update` at once, outside any scheduled function (initialisation,
+/// the coordinator's own assignments). Reply: nothing.
+struct PsApplyMsg {
+  ShardUpdate update;
+};
+
+/// Holds `update` for `attempt`; it takes effect only when that attempt
+/// commits. `sequence` numbers the attempt's stages at this server 0, 1, ...:
+/// a repeated sequence number is a duplicate and is acknowledged without
+/// staging again, a gap is Error(data_loss). Refused
+/// (Error(failed_precondition)) when the function was committed by any
+/// attempt, the attempt was aborted, or the function is below the resolved
+/// watermark. Reply: nothing (sent after validation, so the worker knows the
+/// update will apply if the attempt commits).
+struct PsStageMsg {
+  AttemptId attempt;
+  uint32_t sequence = 0;
+  ShardUpdate update;
+};
+
+/// Applies every update staged for `attempt` on this server, in arrival
+/// order and all or nothing, and records the function as committed.
+/// `staged_updates` is how many updates the worker staged here (acknowledged
+/// ones, so every one has arrived); a different count is a broken protocol:
+/// nothing is applied (Error(data_loss)). `resolved_below`: every function id below it is
+/// resolved, so the server may forget them (0 = no news). Reply: PsCommitReply.
+struct PsCommitMsg {
+  AttemptId attempt;
+  uint32_t staged_updates = 0;
+  uint64_t resolved_below = 0;
+};
+
+/// How a commit ended.
+struct PsCommitReply {
+  /// false: this commit applied the updates; true: this attempt had committed
+  /// before (a duplicate commit), nothing applied now.
+  bool already_committed = false;
+  uint32_t applied = 0;
+};
+
+/// Discards the updates staged for `attempt` and refuses its later stages and
+/// commit. Aborting an attempt the server never heard of is fine (a worker
+/// that died before staging anything here); aborting the committed attempt is
+/// Error(failed_precondition). Reply: uint32_t, the number of updates discarded.
+struct PsAbortMsg {
+  AttemptId attempt;
+  uint64_t resolved_below = 0;
+};
+
+/// Asks for the server's bookkeeping sizes (tests, diagnostics). Reply: PsStats.
+struct PsStatsMsg {};
+
+/// What a parameter server holds.
+struct PsStats {
+  uint64_t shards = 0;
+  uint64_t function_records = 0; ///< functions remembered (committed, aborted or staging)
+  uint64_t staged_updates = 0;   ///< updates waiting for their attempt's commit
+  uint64_t resolved_below = 0;   ///< the watermark
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, PsCreateMsg& x) {
+  return f(caf::meta::type_name("troupe::PsCreateMsg"), x.key, x.name, x.initial);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, PsReadMsg& x) {
+  return f(caf::meta::type_name("troupe::PsReadMsg"), x.key, x.attempt);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, PsApplyMsg& x) {
+  return f(caf::meta::type_name("troupe::PsApplyMsg"), x.update);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, PsStageMsg& x) {
+  return f(caf::meta::type_name("troupe::PsStageMsg"), x.attempt, x.sequence, x.update);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, PsCommitMsg& x) {
+  return f(caf::meta::type_name("troupe::PsCommitMsg"), x.attempt, x.staged_updates, x.resolved_below);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, PsCommitReply& x) {
+  return f(caf::meta::type_name("troupe::PsCommitReply"), x.already_committed, x.applied);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, PsAbortMsg& x) {
+  return f(caf::meta::type_name("troupe::PsAbortMsg"), x.attempt, x.resolved_below);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, PsStatsMsg&) {
+  return f(caf::meta::type_name("troupe::PsStatsMsg"));
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, PsStats& x) {
+  return f(caf::meta::type_name("troupe::PsStats"), x.shards, x.function_records, x.staged_updates,
+           x.resolved_below);
+}
+
+/// Registers the parameter-server messages with `cfg`, after
+/// add_cluster_types (every process that hosts or talks to a parameter
+/// server must; make_config does it for every Runtime).
+void add_parameter_server_types(caf::actor_system_config& cfg);
+
+} // namespace troupe::internal
+
+// After the cluster block; a later block (the coordinator's) starts at
+// caf::id_block::troupe_parameter_server::end.
+CAF_BEGIN_TYPE_ID_BLOCK(troupe_parameter_server, caf::id_block::troupe_cluster::end)
+  CAF_ADD_TYPE_ID(troupe_parameter_server, (troupe::internal::ShardKey))
+  CAF_ADD_TYPE_ID(troupe_parameter_server, (troupe::internal::AttemptId))
+  CAF_ADD_TYPE_ID(troupe_parameter_server, (troupe::internal::ShardUpdate))
+  CAF_ADD_TYPE_ID(troupe_parameter_server, (troupe::internal::PsCreateMsg))
+  CAF_ADD_TYPE_ID(troupe_parameter_server, (troupe::internal::PsReadMsg))
+  CAF_ADD_TYPE_ID(troupe_parameter_server, (troupe::internal::PsApplyMsg))
+  CAF_ADD_TYPE_ID(troupe_parameter_server, (troupe::internal::PsStageMsg))
+  CAF_ADD_TYPE_ID(troupe_parameter_server, (troupe::internal::PsCommitMsg))
+  CAF_ADD_TYPE_ID(troupe_parameter_server, (troupe::internal::PsCommitReply))
+  CAF_ADD_TYPE_ID(troupe_parameter_server, (troupe::internal::PsAbortMsg))
+  CAF_ADD_TYPE_ID(troupe_parameter_server, (troupe::internal::PsStatsMsg))
+  CAF_ADD_TYPE_ID(troupe_parameter_server, (troupe::internal::PsStats))
+CAF_END_TYPE_ID_BLOCK(troupe_parameter_server)
