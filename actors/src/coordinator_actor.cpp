@@ -3,6 +3,9 @@
 #include <algorithm>
 
 #include <caf/all.hpp>
+#include <caf/binary_deserializer.hpp>
+
+#include <troupe/core/type_ids.hpp>
 
 namespace troupe::internal {
 
@@ -12,7 +15,77 @@ std::string describe(const ClosureSpec& spec, ClosureId id) {
   return "function '" + spec.function_name + "' (closure " + std::to_string(id) + ")";
 }
 
+caf::error too_long(const char* what, std::size_t size, std::size_t limit) {
+  return caf::make_error(Errc::data_loss, std::string{what} + " of " + std::to_string(size) +
+                                            " bytes exceeds the limit of " + std::to_string(limit) + " bytes");
+}
+
+template <class Container>
+caf::error save_bytes(caf::serializer& sink, Container& x, std::size_t limit, const char* what) {
+  auto size = x.size();
+  if (size > limit)
+    return too_long(what, size, limit);
+  if (auto err = sink.begin_sequence(size))
+    return err;
+  if (size > 0)
+    if (auto err = sink.apply_raw(size, x.data()))
+      return err;
+  return sink.end_sequence();
+}
+
+template <class Container>
+caf::error load_bytes(caf::deserializer& source, Container& x, std::size_t limit, const char* what) {
+  std::size_t size = 0;
+  if (auto err = source.begin_sequence(size))
+    return err;
+  // Checked before allocating: a corrupt length must not become a huge buffer.
+  if (size > limit)
+    return too_long(what, size, limit);
+  if (auto* binary = dynamic_cast<caf::binary_deserializer*>(&source))
+    if (binary->remaining() < size)
+      return caf::make_error(Errc::data_loss, "cannot deserialize " + std::string{what} + ": it needs " +
+                                                std::to_string(size) + " bytes but only " +
+                                                std::to_string(binary->remaining()) + " remain");
+  Container result(size, typename Container::value_type{});
+  if (size > 0)
+    if (auto err = source.apply_raw(size, result.data()))
+      return err;
+  if (auto err = source.end_sequence())
+    return err;
+  x = std::move(result);
+  return caf::none;
+}
+
 } // namespace
+
+// -- wire messages ----------------------------------------------------------------
+
+caf::error save_bounded(caf::serializer& sink, std::string& x, std::size_t limit, const char* what) {
+  return save_bytes(sink, x, limit, what);
+}
+
+caf::error save_bounded(caf::serializer& sink, std::vector<uint8_t>& x, std::size_t limit, const char* what) {
+  return save_bytes(sink, x, limit, what);
+}
+
+caf::error load_bounded(caf::deserializer& source, std::string& x, std::size_t limit, const char* what) {
+  return load_bytes(source, x, limit, what);
+}
+
+caf::error load_bounded(caf::deserializer& source, std::vector<uint8_t>& x, std::size_t limit, const char* what) {
+  return load_bytes(source, x, limit, what);
+}
+
+caf::error unknown_enum_value(const char* what, unsigned value) {
+  return caf::make_error(Errc::data_loss, "cannot deserialize " + std::string{what} + ": unknown value " +
+                                            std::to_string(value) + " (a newer or corrupt peer)");
+}
+
+void add_coordinator_types(caf::actor_system_config& cfg) {
+  cfg.add_message_types<caf::id_block::troupe_coordinator>();
+}
+
+// -- CoordinatorActor -------------------------------------------------------------
 
 CoordinatorActor::CoordinatorActor(caf::actor_config& cfg, CoordinatorOptions options)
   : caf::event_based_actor(cfg), options_(std::move(options)) {

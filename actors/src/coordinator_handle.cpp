@@ -4,6 +4,7 @@
 
 #include <troupe/actors/coordinator_actor.hpp>
 #include <troupe/actors/runtime_impl.hpp>
+#include <troupe/core/errors.hpp>
 
 namespace troupe::internal {
 
@@ -21,6 +22,17 @@ CoordinatorHandle::~CoordinatorHandle() {
 }
 
 ScheduledClosure CoordinatorHandle::schedule(ClosureSpec spec) {
+  // Checked here, at the caller, rather than when a worker in another process
+  // refuses the message: the same bounds as the wire's.
+  if (spec.function_name.size() > max_function_name_bytes)
+    fail(Errc::invalid_argument, "ClusterCoordinator.schedule: a function name of " + std::to_string(spec.function_name.size())
+                                   + " bytes is over the limit of " + std::to_string(max_function_name_bytes)
+                                   + "; register the function under a shorter name");
+  if (spec.args.size() > max_closure_payload_bytes)
+    fail(Errc::invalid_argument, "ClusterCoordinator.schedule of '" + spec.function_name + "': its arguments take "
+                                   + std::to_string(spec.args.size()) + " bytes, over the limit of "
+                                   + std::to_string(max_closure_payload_bytes)
+                                   + "; keep bulk tensors in variables on the parameter servers, not in arguments");
   auto slot = std::make_shared<CoordinatorCallSlot>();
   slot->spec = std::move(spec);
   caf::anon_send(actor_, CoordinatorScheduleMsg{slot});

@@ -7,6 +7,7 @@
 #include <caf/atom.hpp>
 #include <caf/thread_hook.hpp>
 
+#include <troupe/actors/coordinator_messages.hpp>
 #include <troupe/actors/parameter_server_messages.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/core/denormals.hpp>
@@ -52,6 +53,7 @@ std::unique_ptr<caf::actor_system_config> make_config() {
   cfg->add_thread_hook<FlushDenormalsHook>();
   add_cluster_types(*cfg);
   add_parameter_server_types(*cfg);
+  add_coordinator_types(*cfg);
   return cfg;
 }
 

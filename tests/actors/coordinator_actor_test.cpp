@@ -4,10 +4,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <caf/all.hpp>
@@ -163,6 +166,23 @@ std::string message_of(const std::function<void()>& fn) {
   return {};
 }
 
+/// Whether `settled()` holds within `deadline`, so that a result that never
+/// comes fails the test instead of hanging it. Threaded: the coordinator
+/// exits on a scheduler thread, so poll (yielding, never sleeping).
+/// Simulation: the handle's destructor drained every runnable actor, so it
+/// holds now or never.
+bool settles_within(RuntimeImpl& runtime, std::chrono::seconds deadline, const std::function<bool()>& settled) {
+  if (runtime.simulation())
+    return settled();
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  while (!settled()) {
+    if (std::chrono::steady_clock::now() > until)
+      return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
 } // namespace
 
 TEST_CASE("coordinator runs scheduled closures on its workers and fetch returns each result", "[actors][coordinator]") {
@@ -185,6 +205,16 @@ TEST_CASE("coordinator runs scheduled closures on its workers and fetch returns 
     CHECK_THAT(got, Catch::Matchers::StartsWith("v" + std::to_string(i) + "@w"));
     CHECK_THAT(got, Catch::Matchers::EndsWith("#1"));
   }
+}
+
+TEST_CASE("schedule refuses arguments over the wire's limit at the call and queues nothing", "[actors][coordinator]") {
+  auto rt = troupe::testing::make_runtime(troupe::testing::RuntimeMode{}, 1);
+  CoordinatorHandle coordinator(*rt, CoordinatorOptions{});
+  ClosureSpec huge{"echo", std::vector<uint8_t>(max_closure_payload_bytes + 1)};
+  CHECK(error_code_of([&] { (void)coordinator.schedule(huge); }) == troupe::Errc::invalid_argument);
+  CHECK_THAT(message_of([&] { (void)coordinator.schedule(huge); }),
+             Contains("over the limit of " + std::to_string(max_closure_payload_bytes)) && Contains("'echo'"));
+  CHECK(coordinator.done()); // nothing was queued
 }
 
 TEST_CASE("a full closure queue blocks schedule until a worker finishes a closure", "[actors][coordinator]") {
@@ -434,4 +464,42 @@ TEST_CASE("with no worker alive join schedule and fetch fail naming that instead
     coordinator.add_worker(actors.add(runtime.system().spawn(fake_worker, FakeWorkerScript{"w1"})), "w1");
     CHECK(schedule(coordinator, "echo", "z").fetch() == "z@w1#1");
   }
+}
+
+TEST_CASE("destroying the coordinator cancels every unsettled closure so fetch never hangs", "[actors][coordinator]") {
+  TROUPE_FOR_EACH_RUNTIME_MODE(mode);
+  auto rt = troupe::testing::make_runtime(mode, 1);
+  auto& runtime = rt->impl();
+  ActorGuard actors{runtime, {}};
+  CoordinatorOptions options;
+  options.queue_capacity = 1;
+  auto coordinator = std::make_unique<CoordinatorHandle>(*rt, options);
+  auto worker = actors.add(runtime.system().spawn(fake_worker, FakeWorkerScript{"w0", true}));
+  coordinator->add_worker(worker, "w0");
+  auto running = schedule(*coordinator, "echo", "a"); // held on w0
+  auto queued = schedule(*coordinator, "echo", "b");  // fills the queue
+  auto blocked = std::make_shared<CoordinatorCallSlot>();
+  blocked->spec = ClosureSpec{"echo", bytes("c")};
+  caf::anon_send(coordinator->actor(), CoordinatorScheduleMsg{blocked});
+  CHECK_FALSE(coordinator->done()); // answered after the blocked schedule was handled
+  REQUIRE(running.status() == RemoteValueStatus::not_ready);
+  REQUIRE(queued.status() == RemoteValueStatus::not_ready);
+  REQUIRE_FALSE(blocked->answered.done());
+
+  coordinator.reset();
+
+  constexpr auto deadline = std::chrono::seconds(10);
+  for (auto* value : {&running, &queued}) {
+    CAPTURE(value->closure_id());
+    REQUIRE(settles_within(runtime, deadline, [&] { return value->status() != RemoteValueStatus::not_ready; }));
+    CHECK(value->status() == RemoteValueStatus::cancelled);
+    CHECK(error_code_of([&] { (void)value->fetch(); }) == Errc::cancelled);
+    CHECK_THAT(message_of([&] { (void)value->fetch(); }), Contains("ClusterCoordinator was destroyed"));
+  }
+  REQUIRE(settles_within(runtime, deadline, [&] { return blocked->answered.done(); }));
+  CHECK(blocked->failed);
+  CHECK(blocked->code == Errc::cancelled);
+  // The worker's late answer goes to a coordinator that is gone: harmless.
+  release(runtime, worker);
+  CHECK(running.status() == RemoteValueStatus::cancelled);
 }

@@ -20,7 +20,9 @@ struct ScheduledClosure {
 ///
 /// Every call blocks the calling (non-actor) thread through the runtime's
 /// wait, and is made from one application thread at a time. Destroying the
-/// handle stops the actor; closures still queued stay not ready.
+/// handle stops the actor, which cancels every closure not yet settled (queued
+/// or running), so a RemoteValue's fetch raises Error(cancelled) instead of
+/// waiting forever.
 class CoordinatorHandle {
 public:
   CoordinatorHandle(Runtime& runtime, CoordinatorOptions options);

@@ -3,18 +3,29 @@
 // The messages of the coordinator's closure queue (docs/protocol.md,
 // "Coordinator"): the edge's calls, worker registration and loss, the
 // run/finished exchange with workers, and the attempt notices that parameter
-// servers use to discard the updates of aborted attempts.
+// servers use to discard the updates of aborted attempts. The last two cross
+// processes: they have inspect overloads, bounded loads and the type-ID block
+// troupe_coordinator; the edge's calls hold shared slots and stay local.
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <caf/actor.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/deserializer.hpp>
+#include <caf/error.hpp>
+#include <caf/meta/load_callback.hpp>
+#include <caf/meta/type_name.hpp>
+#include <caf/serializer.hpp>
+#include <caf/type_id.hpp>
 
 #include <troupe/actors/completion.hpp>
+#include <troupe/actors/parameter_server_messages.hpp>
 #include <troupe/core/errors.hpp>
 
 namespace troupe {
@@ -34,6 +45,62 @@ namespace troupe::internal {
 
 /// A scheduled function's id, unique within one coordinator (1, 2, ...).
 using ClosureId = uint64_t;
+
+// -- wire bounds ------------------------------------------------------------------
+
+// What a received coordinator message may hold. A length is checked against
+// these (and against the bytes that remain) before anything is allocated, so
+// a corrupt or hostile length cannot make the receiver allocate gigabytes.
+
+/// A registered function's name ("train_step").
+inline constexpr std::size_t max_function_name_bytes = 4 * 1024;
+/// A closure's serialized arguments, or its serialized result. Bulk tensors
+/// belong in variables on parameter servers, not in closure arguments.
+inline constexpr std::size_t max_closure_payload_bytes = 64 * 1024 * 1024;
+/// An error text or a reason ("worker w1 was lost: ...").
+inline constexpr std::size_t max_error_text_bytes = 64 * 1024;
+
+/// A string or byte field of a wire message with the most bytes a receiver
+/// accepts; its inspect overload checks the length before allocating.
+template <class Container>
+struct BoundedField {
+  Container& data;
+  std::size_t limit;
+  const char* what; ///< "a closure's arguments", for the error
+};
+
+/// `data` as a field of at most `limit` bytes, named `what` in errors.
+template <class Container>
+BoundedField<Container> bounded(Container& data, std::size_t limit, const char* what) noexcept {
+  return {data, limit, what};
+}
+
+/// Writes the length, then the bytes in one raw block; an oversized field is
+/// Error(data_loss) already here, so the sender learns first.
+caf::error save_bounded(caf::serializer& sink, std::string& x, std::size_t limit, const char* what);
+caf::error save_bounded(caf::serializer& sink, std::vector<uint8_t>& x, std::size_t limit, const char* what);
+/// Reads what save_bounded wrote; a length over `limit` or over the bytes left
+/// is Error(data_loss), checked before allocating.
+caf::error load_bounded(caf::deserializer& source, std::string& x, std::size_t limit, const char* what);
+caf::error load_bounded(caf::deserializer& source, std::vector<uint8_t>& x, std::size_t limit, const char* what);
+
+template <class Inspector, class Container>
+typename Inspector::result_type inspect(Inspector& f, BoundedField<Container>& x) {
+  if constexpr (std::is_base_of<caf::serializer, Inspector>::value)
+    return save_bounded(f, x.data, x.limit, x.what);
+  else if constexpr (std::is_base_of<caf::deserializer, Inspector>::value)
+    return load_bounded(f, x.data, x.limit, x.what);
+  else
+    return f(x.data);
+}
+
+/// Error(data_loss) for a received `what` holding an unknown enum byte.
+[[nodiscard]] caf::error unknown_enum_value(const char* what, unsigned value);
+
+/// Whether `code` is one of Errc's values (a received byte may be anything).
+[[nodiscard]] constexpr bool known_errc(Errc code) noexcept {
+  return code >= Errc::invalid_argument && code <= Errc::deadlock;
+}
 
 /// What to run: a function registered under `function_name` in every process,
 /// and its serialized arguments.
@@ -124,11 +191,12 @@ struct ClosureFinishedMsg {
 
 // -- coordinator -> attempt listeners (parameter servers) -----------------------
 
-/// How one attempt of a closure ended.
-enum class AttemptOutcome {
-  finished, ///< its result was taken: its updates stand
-  failed,   ///< the function raised: its result is the closure's error
-  aborted,  ///< its worker was lost: discard every update tagged (id, attempt)
+/// How one attempt of a closure ended. The values are part of the wire
+/// format: append, never renumber.
+enum class AttemptOutcome : uint8_t {
+  finished = 0, ///< its result was taken: its updates stand
+  failed = 1,   ///< the function raised: its result is the closure's error
+  aborted = 2,  ///< its worker was lost: discard every update tagged (id, attempt)
 };
 
 /// Coordinator -> every attempt listener, once per attempt that was started.
@@ -140,6 +208,49 @@ struct ClosureAttemptEndedMsg {
   AttemptOutcome outcome = AttemptOutcome::finished;
   std::string reason; ///< aborted: why the worker was lost
 };
+
+// -- inspect overloads (the wire messages) -------------------------------------
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ClosureSpec& x) {
+  return f(caf::meta::type_name("troupe::ClosureSpec"),
+           bounded(x.function_name, max_function_name_bytes, "a closure's function name"),
+           bounded(x.args, max_closure_payload_bytes, "a closure's arguments"));
+}
+
+/// The coordinator handle travels as CAF serialises actors (a proxy on the
+/// worker's node), so the worker can answer it.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, RunClosureMsg& x) {
+  return f(caf::meta::type_name("troupe::RunClosureMsg"), x.id, x.attempt, x.worker_index, x.spec, x.coordinator);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ClosureFinishedMsg& x) {
+  auto check_code = [&x]() -> caf::error {
+    return known_errc(x.code)
+             ? caf::error{}
+             : unknown_enum_value("a ClosureFinishedMsg's error code", static_cast<unsigned>(x.code));
+  };
+  return f(caf::meta::type_name("troupe::ClosureFinishedMsg"), x.id, x.attempt, x.ok,
+           bounded(x.value, max_closure_payload_bytes, "a closure's value"), x.code,
+           bounded(x.error, max_error_text_bytes, "a closure's error text"), caf::meta::load_callback(check_code));
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ClosureAttemptEndedMsg& x) {
+  auto check_outcome = [&x]() -> caf::error {
+    return x.outcome <= AttemptOutcome::aborted
+             ? caf::error{}
+             : unknown_enum_value("a ClosureAttemptEndedMsg's outcome", static_cast<unsigned>(x.outcome));
+  };
+  return f(caf::meta::type_name("troupe::ClosureAttemptEndedMsg"), x.id, x.attempt, x.outcome,
+           bounded(x.reason, max_error_text_bytes, "an attempt's reason"), caf::meta::load_callback(check_outcome));
+}
+
+/// Registers the coordinator's wire messages with `cfg`, after
+/// add_parameter_server_types (make_config does it for every Runtime).
+void add_coordinator_types(caf::actor_system_config& cfg);
 
 /// Options of a coordinator actor.
 struct CoordinatorOptions {
@@ -155,13 +266,20 @@ struct CoordinatorOptions {
 
 } // namespace troupe::internal
 
-// In-process for now: registered with inspect() when workers move to other processes.
+// The edge's calls and the actor's own timer stay in the coordinator's
+// process: they carry shared slots (or nothing a peer should see).
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::CoordinatorScheduleMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::CoordinatorJoinMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::CoordinatorDoneMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::CoordinatorAddWorkerMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::CoordinatorWorkerLostMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::CoordinatorNoWorkerDeadlineMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::RunClosureMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::ClosureFinishedMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::ClosureAttemptEndedMsg)
+
+// Starts where the parameter-server block ends: two blocks that start at the
+// same id collide wherever both headers are included.
+CAF_BEGIN_TYPE_ID_BLOCK(troupe_coordinator, caf::id_block::troupe_parameter_server::end)
+  CAF_ADD_TYPE_ID(troupe_coordinator, (troupe::internal::ClosureSpec))
+  CAF_ADD_TYPE_ID(troupe_coordinator, (troupe::internal::RunClosureMsg))
+  CAF_ADD_TYPE_ID(troupe_coordinator, (troupe::internal::ClosureFinishedMsg))
+  CAF_ADD_TYPE_ID(troupe_coordinator, (troupe::internal::ClosureAttemptEndedMsg))
+CAF_END_TYPE_ID_BLOCK(troupe_coordinator)
