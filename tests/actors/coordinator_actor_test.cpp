@@ -136,6 +136,22 @@ struct ActorGuard {
   }
 };
 
+// A listener actor that records every attempt notice into `log`, and
+// coordinator options that send it those notices.
+struct AttemptRecorder {
+  std::shared_ptr<AttemptLog> log = std::make_shared<AttemptLog>();
+  ActorGuard guard;
+  caf::actor listener;
+
+  explicit AttemptRecorder(RuntimeImpl& runtime)
+    : guard{runtime, {}}, listener(guard.add(runtime.system().spawn(attempt_listener, log))) {}
+  [[nodiscard]] CoordinatorOptions options() const {
+    CoordinatorOptions options;
+    options.attempt_listeners = {listener};
+    return options;
+  }
+};
+
 RemoteValue<std::string> schedule(CoordinatorHandle& coordinator, const std::string& fn, const std::string& arg) {
   auto closure = coordinator.schedule(ClosureSpec{fn, bytes(arg)});
   return RemoteValue<std::string>(coordinator.runtime(), closure.id, closure.outcome, text);
@@ -311,11 +327,8 @@ TEST_CASE("a closure whose worker is lost mid-run reruns first on another worker
   TROUPE_FOR_EACH_RUNTIME_MODE(mode);
   auto rt = troupe::testing::make_runtime(mode, 1);
   auto& runtime = rt->impl();
-  auto log = std::make_shared<AttemptLog>();
-  ActorGuard helpers{runtime, {}};
-  auto listener = helpers.add(runtime.system().spawn(attempt_listener, log));
-  CoordinatorOptions options;
-  options.attempt_listeners = {listener};
+  AttemptRecorder recorder(runtime);
+  auto options = recorder.options();
   CoordinatorHandle coordinator(*rt, options);
   ActorGuard actors{runtime, {}};
   auto frozen = actors.add(runtime.system().spawn(fake_worker, FakeWorkerScript{"w0", true}));
@@ -332,7 +345,7 @@ TEST_CASE("a closure whose worker is lost mid-run reruns first on another worker
   release(runtime, frozen); // w0 wakes up and answers attempt 1, too late
   CHECK(coordinator.done()); // handled after w0's stale answer
   CHECK(x.fetch() == "x@w1#2");
-  const auto events = flushed(runtime, listener, log);
+  const auto events = flushed(runtime, recorder.listener, recorder.log);
   REQUIRE(events.size() == 4);
   CHECK(events[0].id == x.closure_id());
   CHECK(events[0].attempt == 1);
@@ -350,11 +363,8 @@ TEST_CASE("a frozen worker that rejoins answers its old attempt too late and onl
   TROUPE_FOR_EACH_RUNTIME_MODE(mode);
   auto rt = troupe::testing::make_runtime(mode, 1);
   auto& runtime = rt->impl();
-  auto log = std::make_shared<AttemptLog>();
-  ActorGuard helpers{runtime, {}};
-  auto listener = helpers.add(runtime.system().spawn(attempt_listener, log));
-  CoordinatorOptions options;
-  options.attempt_listeners = {listener};
+  AttemptRecorder recorder(runtime);
+  auto options = recorder.options();
   CoordinatorHandle coordinator(*rt, options);
   ActorGuard actors{runtime, {}};
   auto worker = actors.add(runtime.system().spawn(fake_worker, FakeWorkerScript{"w0", true}));
@@ -366,7 +376,7 @@ TEST_CASE("a frozen worker that rejoins answers its old attempt too late and onl
   release(runtime, worker); // answers attempt 1 (stale), then attempt 2
   CHECK(x.fetch() == "x@w0#2");
   coordinator.join();
-  const auto events = flushed(runtime, listener, log);
+  const auto events = flushed(runtime, recorder.listener, recorder.log);
   REQUIRE(events.size() == 2);
   CHECK(events[0].attempt == 1);
   CHECK(events[0].outcome == AttemptOutcome::aborted);
@@ -379,11 +389,8 @@ TEST_CASE("closures in flight on a killed worker are rerun and every closure fin
   TROUPE_FOR_EACH_RUNTIME_MODE(mode);
   auto rt = troupe::testing::make_runtime(mode, 1);
   auto& runtime = rt->impl();
-  auto log = std::make_shared<AttemptLog>();
-  ActorGuard helpers{runtime, {}};
-  auto listener = helpers.add(runtime.system().spawn(attempt_listener, log));
-  CoordinatorOptions options;
-  options.attempt_listeners = {listener};
+  AttemptRecorder recorder(runtime);
+  auto options = recorder.options();
   options.queue_capacity = 4;
   CoordinatorHandle coordinator(*rt, options);
   ActorGuard actors{runtime, {}};
@@ -398,7 +405,7 @@ TEST_CASE("closures in flight on a killed worker are rerun and every closure fin
     values.push_back(schedule(coordinator, "echo", "v" + std::to_string(i)));
   coordinator.join();
   CHECK(coordinator.done());
-  const auto events = flushed(runtime, listener, log);
+  const auto events = flushed(runtime, recorder.listener, recorder.log);
   std::map<ClosureId, std::vector<ClosureAttemptEndedMsg>> by_closure;
   for (const auto& e : events)
     by_closure[e.id].push_back(e);
