@@ -26,6 +26,7 @@ using namespace troupe;
 using namespace troupe::internal;
 using Catch::Matchers::Contains;
 using troupe::testing::error_code_of;
+using troupe::testing::error_message_of;
 
 namespace {
 
@@ -172,16 +173,6 @@ std::vector<ClosureAttemptEndedMsg> flushed(RuntimeImpl& runtime, const caf::act
   return log->events;
 }
 
-std::string message_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  FAIL("expected troupe::Error");
-  return {};
-}
-
 /// Whether `settled()` holds within `deadline`, so that a result that never
 /// comes fails the test instead of hanging it. Threaded: the coordinator
 /// exits on a scheduler thread, so poll (yielding, never sleeping).
@@ -228,7 +219,7 @@ TEST_CASE("schedule refuses arguments over the wire's limit at the call and queu
   CoordinatorHandle coordinator(*rt, CoordinatorOptions{});
   ClosureSpec huge{"echo", std::vector<uint8_t>(max_closure_payload_bytes + 1)};
   CHECK(error_code_of([&] { (void)coordinator.schedule(huge); }) == troupe::Errc::invalid_argument);
-  CHECK_THAT(message_of([&] { (void)coordinator.schedule(huge); }),
+  CHECK_THAT(error_message_of([&] { (void)coordinator.schedule(huge); }),
              Contains("over the limit of " + std::to_string(max_closure_payload_bytes)) && Contains("'echo'"));
   CHECK(coordinator.done()); // nothing was queued
 }
@@ -275,14 +266,14 @@ TEST_CASE("the first closure error is raised by the next join once and queued cl
   auto queued1 = schedule(coordinator, "echo", "b");
   auto queued2 = schedule(coordinator, "fail", "c");
   release(runtime, worker);
-  const auto joined = message_of([&] { coordinator.join(); });
+  const auto joined = error_message_of([&] { coordinator.join(); });
   CHECK_THAT(joined, Contains("boom from a") && Contains("'fail'") && Contains("w0"));
   CHECK(error_code_of([&] { (void)failing.fetch(); }) == Errc::invalid_argument);
   CHECK(failing.status() == RemoteValueStatus::failed);
   for (auto* cancelled : {&queued1, &queued2}) {
     CHECK(cancelled->status() == RemoteValueStatus::cancelled);
     CHECK(error_code_of([&] { (void)cancelled->fetch(); }) == Errc::cancelled);
-    CHECK_THAT(message_of([&] { (void)cancelled->fetch(); }), Contains("cancelled") && Contains("boom from a"));
+    CHECK_THAT(error_message_of([&] { (void)cancelled->fetch(); }), Contains("cancelled") && Contains("boom from a"));
   }
   coordinator.join(); // raised once, then cleared
   CHECK(coordinator.done());
@@ -316,7 +307,7 @@ TEST_CASE("schedule raises a pending closure error and does not queue its functi
   coordinator.add_worker(worker, "w0");
   (void)schedule(coordinator, "fail", "a");
   release(runtime, worker);
-  CHECK_THAT(message_of([&] { (void)schedule(coordinator, "echo", "b"); }), Contains("boom from a"));
+  CHECK_THAT(error_message_of([&] { (void)schedule(coordinator, "echo", "b"); }), Contains("boom from a"));
   coordinator.join();
   CHECK(schedule(coordinator, "echo", "c").closure_id() == 2); // b was never queued
 }
@@ -455,16 +446,16 @@ TEST_CASE("with no worker alive join schedule and fetch fail naming that instead
 
   SECTION("no worker ever joined") {
     auto x = schedule(coordinator, "echo", "x"); // room in the queue: queued
-    const auto joined = message_of([&] { coordinator.join(); });
+    const auto joined = error_message_of([&] { coordinator.join(); });
     CHECK_THAT(joined, Contains("no worker is alive") && Contains("no worker joined"));
     CHECK(error_code_of([&] { (void)x.fetch(); }) == Errc::peer_lost);
-    CHECK_THAT(message_of([&] { (void)x.fetch(); }), Contains("could not run"));
+    CHECK_THAT(error_message_of([&] { (void)x.fetch(); }), Contains("could not run"));
     CHECK(error_code_of([&] { (void)schedule(coordinator, "echo", "y"); }) == Errc::peer_lost);
   }
   SECTION("every worker was lost") {
     coordinator.add_worker(actors.add(runtime.system().spawn(fake_worker, FakeWorkerScript{"w0", false, 1})), "w0");
     auto x = schedule(coordinator, "echo", "x");
-    CHECK_THAT(message_of([&] { (void)x.fetch(); }), Contains("no worker is alive") && Contains("w0"));
+    CHECK_THAT(error_message_of([&] { (void)x.fetch(); }), Contains("no worker is alive") && Contains("w0"));
     CHECK(error_code_of([&] { coordinator.join(); }) == Errc::peer_lost); // x's failure, raised once
     CHECK(error_code_of([&] { (void)schedule(coordinator, "echo", "y"); }) == Errc::peer_lost);
     // A restarted worker rejoins and gets work again.
@@ -501,7 +492,7 @@ TEST_CASE("destroying the coordinator cancels every unsettled closure so fetch n
     REQUIRE(settles_within(runtime, deadline, [&] { return value->status() != RemoteValueStatus::not_ready; }));
     CHECK(value->status() == RemoteValueStatus::cancelled);
     CHECK(error_code_of([&] { (void)value->fetch(); }) == Errc::cancelled);
-    CHECK_THAT(message_of([&] { (void)value->fetch(); }), Contains("ClusterCoordinator was destroyed"));
+    CHECK_THAT(error_message_of([&] { (void)value->fetch(); }), Contains("ClusterCoordinator was destroyed"));
   }
   REQUIRE(settles_within(runtime, deadline, [&] { return blocked->answered.done(); }));
   CHECK(blocked->failed);

@@ -592,3 +592,281 @@ TEST_CASE("interleaved attempts, aborts and duplicate commits on two servers app
     CHECK(stats_of(*rt, servers[s]).staged_updates == 0); // aborts and commits left nothing behind
   }
 }
+
+// -- gather -------------------------------------------------------------------------
+
+TEST_CASE("a parameter server gathers rows of a shard in the order asked", "[actors][parameter_server]") {
+  TROUPE_FOR_EACH_RUNTIME_MODE(mode);
+  OneServer s(mode);
+  const ShardKey table{5, 0};
+  REQUIRE(ask<Void>(*s.rt, s.ps, PsCreateMsg{table, "table", ints({0, 1, 10, 11, 20, 21}).reshape(Shape{3, 2})}).ok());
+  auto rows = ask<Tensor>(*s.rt, s.ps, PsGatherMsg{table, ints({2, 0, 2}), {}});
+  REQUIRE(rows.ok());
+  CHECK(rows.value->shape() == Shape{3, 2});
+  CHECK(rows.value->to_vector<int64_t>() == std::vector<int64_t>{20, 21, 0, 1, 20, 21});
+
+  // Read-your-writes: an attempt's gather sees its own staged update.
+  REQUIRE(ask<Void>(*s.rt, s.ps,
+                    PsStageMsg{{4, 1}, 0, {table, UpdateOp::ASSIGN_ADD, Tensor::full(Shape{3, 2}, 1.0, DType::int64), {}}})
+            .ok());
+  auto staged = ask<Tensor>(*s.rt, s.ps, PsGatherMsg{table, ints({1}), {4, 1}});
+  REQUIRE(staged.ok());
+  CHECK(staged.value->to_vector<int64_t>() == std::vector<int64_t>{11, 12});
+  auto committed = ask<Tensor>(*s.rt, s.ps, PsGatherMsg{table, ints({1}), {}});
+  REQUIRE(committed.ok());
+  CHECK(committed.value->to_vector<int64_t>() == std::vector<int64_t>{10, 11});
+
+  auto outside = ask<Tensor>(*s.rt, s.ps, PsGatherMsg{table, ints({1, 3}), {}});
+  CHECK(outside.code == Errc::out_of_range);
+  CHECK_THAT(outside.text, Contains("variable 'table'") && Contains("row 3") && Contains("3 rows"));
+  auto wrong_ids = ask<Tensor>(*s.rt, s.ps, PsGatherMsg{table, Tensor::from_vector<int32_t>({1}), {}});
+  CHECK(wrong_ids.code == Errc::invalid_argument);
+  CHECK_THAT(wrong_ids.text, Contains("int64 vector"));
+  auto missing = ask<Tensor>(*s.rt, s.ps, PsGatherMsg{{9, 0}, ints({0}), {}});
+  CHECK(missing.code == Errc::not_found);
+}
+
+TEST_CASE("the gather message survives serialisation in a message", "[actors][parameter_server]") {
+  Runtime rt;
+  auto& sys = rt.impl().system();
+  // Through caf::message: an unregistered type would serialise to nothing.
+  auto out = caf::make_message(PsGatherMsg{{7, 2, 0}, ints({4, 1, 4}), {9, 3}});
+  std::vector<char> bytes;
+  caf::binary_serializer sink(sys, bytes);
+  REQUIRE_FALSE(sink(out));
+  caf::message in;
+  caf::binary_deserializer source(sys, bytes);
+  REQUIRE_FALSE(source(in));
+  REQUIRE(in.match_elements<PsGatherMsg>());
+  const auto& msg = in.get_as<PsGatherMsg>(0);
+  CHECK(msg.key == ShardKey{7, 2, 0});
+  CHECK(msg.attempt == AttemptId{9, 3});
+  CHECK(msg.rows.to_vector<int64_t>() == std::vector<int64_t>{4, 1, 4});
+}
+
+// -- optimizer updates on the server ------------------------------------------------------
+
+namespace {
+
+/// The Fashion-MNIST sample's optimizer state for one variable, applied
+/// locally. The sample (samples/train_fashion_mnist/optimizer.cpp) is an
+/// executable, so this repeats its Optimizer::apply: the same troupe
+/// apply_momentum / apply_adam calls, with Keras' Adam defaults and a step
+/// that counts updates from 1.
+struct LocalOptimizer {
+  Tensor var, first, second;
+  int64_t iterations = 0;
+
+  void momentum(const Tensor& grad, double learning_rate, double momentum) {
+    apply_momentum(var, first, grad, {.learning_rate = learning_rate, .momentum = momentum});
+  }
+  void adam(const Tensor& grad, double learning_rate) {
+    const int64_t step = iterations + 1;
+    apply_adam(var, first, second, grad, step, {.learning_rate = learning_rate});
+    iterations = step;
+  }
+};
+
+/// The hyperparameters the sample's Adam runs with (AdamOptions' defaults), as the worker sends them.
+std::vector<double> adam_hyper(double learning_rate) {
+  const AdamOptions defaults;
+  return {learning_rate, defaults.beta_1, defaults.beta_2, defaults.epsilon};
+}
+
+Tensor read_key(Runtime& rt, const caf::actor& ps, ShardKey key, AttemptId attempt = {}) {
+  auto answer = ask<Tensor>(rt, ps, PsReadMsg{key, attempt});
+  REQUIRE(answer.ok());
+  return *answer.value;
+}
+
+/// Bit for bit: the same dtype, shape and bytes.
+void check_same_bits(const Tensor& got, const Tensor& want) {
+  REQUIRE(got.dtype() == want.dtype());
+  REQUIRE(got.shape() == want.shape());
+  CHECK(got.to_vector<double>() == want.to_vector<double>());
+}
+
+} // namespace
+
+TEST_CASE("momentum and Adam applied on the server match the sample's optimizer bit for bit",
+          "[actors][parameter_server]") {
+  TROUPE_FOR_EACH_RUNTIME_MODE(mode);
+  OneServer s(mode);
+  for (const DType dtype : {DType::float32, DType::float64}) {
+    CAPTURE(name(dtype));
+    RandomGenerator rng{dtype == DType::float32 ? 17u : 18u};
+    const uint64_t base = dtype == DType::float32 ? 10 : 20;
+    const ShardKey mkey{base, 0}, akey{base + 1, 1};
+    const Tensor initial = rng.uniform(Shape{5, 7}, -1, 1, dtype);
+    REQUIRE(ask<Void>(*s.rt, s.ps, PsCreateMsg{mkey, "dense/kernel", initial}).ok());
+    REQUIRE(ask<Void>(*s.rt, s.ps, PsCreateMsg{akey, "dense/bias", initial}).ok());
+    LocalOptimizer m{initial, Tensor::zeros(initial.shape(), dtype), {}};
+    LocalOptimizer a{initial, Tensor::zeros(initial.shape(), dtype), Tensor::zeros(initial.shape(), dtype)};
+    for (int step = 1; step <= 6; ++step) {
+      CAPTURE(step);
+      const Tensor grad = rng.normal(initial.shape(), 0, 1, dtype);
+      const double lr = 0.1 / step; // a decaying schedule: the worker sends each step's rate
+      m.momentum(grad, lr, 0.9);
+      a.adam(grad, lr);
+      const ShardUpdate mu{mkey, UpdateOp::APPLY_MOMENTUM, grad, {lr, 0.9}};
+      const ShardUpdate au{akey, UpdateOp::APPLY_ADAM, grad, adam_hyper(lr)};
+      if (step % 2 == 1) { // immediate, and staged in a committed attempt: the same arithmetic
+        REQUIRE(ask<Void>(*s.rt, s.ps, PsApplyMsg{mu}).ok());
+        REQUIRE(ask<Void>(*s.rt, s.ps, PsApplyMsg{au}).ok());
+      } else {
+        const AttemptId id{base + static_cast<uint64_t>(step), 1};
+        REQUIRE(ask<Void>(*s.rt, s.ps, PsStageMsg{id, 0, mu}).ok());
+        REQUIRE(ask<Void>(*s.rt, s.ps, PsStageMsg{id, 1, au}).ok());
+        REQUIRE(s.commit(id, 2).ok());
+      }
+      check_same_bits(read_key(*s.rt, s.ps, mkey), m.var);
+      check_same_bits(read_key(*s.rt, s.ps, {mkey.variable, 0, momentum_slot}), m.first);
+      check_same_bits(read_key(*s.rt, s.ps, akey), a.var);
+      check_same_bits(read_key(*s.rt, s.ps, {akey.variable, 1, adam_m_slot}), a.first);
+      check_same_bits(read_key(*s.rt, s.ps, {akey.variable, 1, adam_v_slot}), a.second);
+      CHECK(read_key(*s.rt, s.ps, {akey.variable, 1, adam_iterations_slot}).item<int64_t>() == step);
+    }
+    CHECK_FALSE(m.var.to_vector<double>() == initial.to_vector<double>()); // the steps did move it
+  }
+}
+
+TEST_CASE("staged optimizer updates change the variable and its slots only when their attempt commits",
+          "[actors][parameter_server]") {
+  TROUPE_FOR_EACH_RUNTIME_MODE(mode);
+  OneServer s(mode);
+  const ShardKey mkey{30, 0}, akey{31, 0};
+  const ShardKey accum_key{30, 0, momentum_slot};
+  const ShardKey m_key{31, 0, adam_m_slot}, v_key{31, 0, adam_v_slot}, count_key{31, 0, adam_iterations_slot};
+  const Tensor initial = Tensor::from_vector<float>({0.5f, -1.0f, 2.0f});
+  const Tensor grad = Tensor::from_vector<float>({1.0f, 0.25f, -3.0f});
+  REQUIRE(ask<Void>(*s.rt, s.ps, PsCreateMsg{mkey, "w", initial}).ok());
+  REQUIRE(ask<Void>(*s.rt, s.ps, PsCreateMsg{akey, "b", initial}).ok());
+  // Momentum's slot exists (one applied update); Adam's do not yet.
+  LocalOptimizer m{initial, Tensor::zeros(Shape{3}, DType::float32), {}};
+  m.momentum(grad, 0.5, 0.5);
+  REQUIRE(ask<Void>(*s.rt, s.ps, PsApplyMsg{{mkey, UpdateOp::APPLY_MOMENTUM, grad, {0.5, 0.5}}}).ok());
+  const Tensor var_before = read_key(*s.rt, s.ps, mkey);
+  const Tensor accum_before = read_key(*s.rt, s.ps, accum_key);
+
+  // Attempt 1 stages two momentum steps and an Adam step, reads its own
+  // writes (slots included), then is aborted: nothing of it remains.
+  const AttemptId dead{1, 1};
+  REQUIRE(ask<Void>(*s.rt, s.ps, PsStageMsg{dead, 0, {mkey, UpdateOp::APPLY_MOMENTUM, grad, {0.5, 0.5}}}).ok());
+  REQUIRE(ask<Void>(*s.rt, s.ps, PsStageMsg{dead, 1, {mkey, UpdateOp::APPLY_MOMENTUM, grad, {0.5, 0.5}}}).ok());
+  REQUIRE(ask<Void>(*s.rt, s.ps, PsStageMsg{dead, 2, {akey, UpdateOp::APPLY_ADAM, grad, adam_hyper(0.01)}}).ok());
+  LocalOptimizer own = m;
+  own.momentum(grad, 0.5, 0.5);
+  own.momentum(grad, 0.5, 0.5);
+  check_same_bits(read_key(*s.rt, s.ps, accum_key, dead), own.first);
+  check_same_bits(read_key(*s.rt, s.ps, mkey, dead), own.var);
+  CHECK(read_key(*s.rt, s.ps, count_key, dead).item<int64_t>() == 1);
+  auto aborted = s.abort(dead);
+  REQUIRE(aborted.ok());
+  CHECK(*aborted.value == 3);
+  check_same_bits(read_key(*s.rt, s.ps, mkey), var_before);
+  check_same_bits(read_key(*s.rt, s.ps, accum_key), accum_before);
+  check_same_bits(read_key(*s.rt, s.ps, akey), initial);
+  for (const ShardKey& key : {m_key, v_key, count_key}) {
+    auto slot = ask<Tensor>(*s.rt, s.ps, PsReadMsg{key, {}});
+    CHECK(slot.code == Errc::not_found); // an aborted attempt creates no slot either
+  }
+
+  // Attempt 2 stages the same and commits: applied once, in order, even when
+  // the commit is repeated.
+  const AttemptId live{1, 2};
+  REQUIRE(ask<Void>(*s.rt, s.ps, PsStageMsg{live, 0, {mkey, UpdateOp::APPLY_MOMENTUM, grad, {0.5, 0.5}}}).ok());
+  REQUIRE(ask<Void>(*s.rt, s.ps, PsStageMsg{live, 1, {mkey, UpdateOp::APPLY_MOMENTUM, grad, {0.5, 0.5}}}).ok());
+  REQUIRE(ask<Void>(*s.rt, s.ps, PsStageMsg{live, 2, {akey, UpdateOp::APPLY_ADAM, grad, adam_hyper(0.01)}}).ok());
+  REQUIRE(s.commit(live, 3).ok());
+  auto again = s.commit(live, 3);
+  REQUIRE(again.ok());
+  CHECK(again.value->already_committed);
+  LocalOptimizer a{initial, Tensor::zeros(Shape{3}, DType::float32), Tensor::zeros(Shape{3}, DType::float32)};
+  a.adam(grad, 0.01);
+  check_same_bits(read_key(*s.rt, s.ps, mkey), own.var);
+  check_same_bits(read_key(*s.rt, s.ps, accum_key), own.first);
+  check_same_bits(read_key(*s.rt, s.ps, akey), a.var);
+  check_same_bits(read_key(*s.rt, s.ps, m_key), a.first);
+  check_same_bits(read_key(*s.rt, s.ps, v_key), a.second);
+  CHECK(read_key(*s.rt, s.ps, count_key).item<int64_t>() == 1);
+}
+
+TEST_CASE("optimizer updates name the variable, the dtype and the shape they refuse", "[actors][parameter_server]") {
+  TROUPE_FOR_EACH_RUNTIME_MODE(mode);
+  OneServer s(mode);
+  const ShardKey half{40, 0}, f{41, 0};
+  REQUIRE(ask<Void>(*s.rt, s.ps, PsCreateMsg{half, "emb", Tensor::zeros(Shape{2}, DType::float16)}).ok());
+  REQUIRE(ask<Void>(*s.rt, s.ps, PsCreateMsg{f, "dense/kernel", Tensor::zeros(Shape{2, 2}, DType::float32)}).ok());
+
+  auto on_half = ask<Void>(*s.rt, s.ps,
+                           PsApplyMsg{{half, UpdateOp::APPLY_ADAM, Tensor::zeros(Shape{2}, DType::float16),
+                                       adam_hyper(0.1)}});
+  CHECK(on_half.code == Errc::invalid_argument);
+  CHECK_THAT(on_half.text, Contains("variable 'emb'") && Contains("float16") && Contains("apply_adam"));
+  auto on_ints = s.stage({1, 1}, 0, {1, 1}); // w0 is int64: staged momentum on it
+  REQUIRE(on_ints.ok());
+  auto momentum_on_ints =
+    ask<Void>(*s.rt, s.ps, PsStageMsg{{1, 1}, 1, {w0, UpdateOp::APPLY_MOMENTUM, ints({1, 1}), {0.1, 0.9}}});
+  CHECK(momentum_on_ints.code == Errc::invalid_argument);
+  CHECK_THAT(momentum_on_ints.text, Contains("variable 'w'") && Contains("int64") && Contains("apply_momentum"));
+
+  auto wrong_shape = ask<Void>(*s.rt, s.ps,
+                               PsApplyMsg{{f, UpdateOp::APPLY_MOMENTUM, Tensor::zeros(Shape{4}, DType::float32),
+                                           {0.1, 0.9}}});
+  CHECK(wrong_shape.code == Errc::shape_mismatch);
+  CHECK_THAT(wrong_shape.text, Contains("variable 'dense/kernel'") && Contains("(4,)") && Contains("(2, 2)"));
+  auto wrong_dtype = ask<Void>(*s.rt, s.ps,
+                               PsApplyMsg{{f, UpdateOp::APPLY_ADAM, Tensor::zeros(Shape{2, 2}, DType::float64),
+                                           adam_hyper(0.1)}});
+  CHECK(wrong_dtype.code == Errc::dtype_mismatch);
+  CHECK_THAT(wrong_dtype.text, Contains("variable 'dense/kernel'") && Contains("float64"));
+
+  const Tensor grad = Tensor::ones(Shape{2, 2}, DType::float32);
+  auto few = ask<Void>(*s.rt, s.ps, PsApplyMsg{{f, UpdateOp::APPLY_ADAM, grad, {0.1}}});
+  CHECK(few.code == Errc::invalid_argument);
+  CHECK_THAT(few.text, Contains("exactly 4 hyperparameters"));
+  auto bad_beta = ask<Void>(*s.rt, s.ps, PsApplyMsg{{f, UpdateOp::APPLY_ADAM, grad, {0.1, 1.0, 0.999, 1e-7}}});
+  CHECK(bad_beta.code == Errc::invalid_argument);
+  auto on_slot = ask<Void>(*s.rt, s.ps, PsApplyMsg{{{41, 0, 1}, UpdateOp::APPLY_MOMENTUM, grad, {0.1, 0.9}}});
+  CHECK(on_slot.code == Errc::not_found); // slots are not addressed directly before they exist
+
+  // A slot created explicitly (a checkpoint restore) must fit its variable.
+  const Tensor three = Tensor::zeros(Shape{3}, DType::float32);
+  REQUIRE(ask<Void>(*s.rt, s.ps, PsCreateMsg{{41, 0, momentum_slot}, "dense/kernel", three}).ok());
+  auto misfit = ask<Void>(*s.rt, s.ps, PsApplyMsg{{f, UpdateOp::APPLY_MOMENTUM, grad, {0.1, 0.9}}});
+  CHECK(misfit.code == Errc::invalid_argument);
+  CHECK_THAT(misfit.text, Contains("variable 'dense/kernel'") && Contains("slot 1 is float32 with shape (3,)"));
+  auto on_created_slot =
+    ask<Void>(*s.rt, s.ps, PsApplyMsg{{{41, 0, 1}, UpdateOp::APPLY_ADAM, three, adam_hyper(0.1)}});
+  CHECK(on_created_slot.code == Errc::invalid_argument);
+  CHECK_THAT(on_created_slot.text, Contains("targets the variable (slot 0)"));
+
+  CHECK(read_key(*s.rt, s.ps, f).to_vector<float>() == std::vector<float>(4, 0.0f)); // nothing applied
+  CHECK(s.value() == std::vector<int64_t>{10, 20});
+}
+
+TEST_CASE("a ShardUpdate with too many hyperparameters is refused on load", "[actors][parameter_server]") {
+  caf::actor_system_config cfg;
+  add_cluster_types(cfg);
+  add_parameter_server_types(cfg);
+  caf::actor_system sys(cfg);
+  ShardUpdate out{{1, 0, 0}, UpdateOp::APPLY_ADAM, Tensor::from_vector<float>({1.0f}), {0.1, 0.9, 0.999, 1e-7}};
+  for (const std::size_t count : {max_update_hyper, max_update_hyper + 1}) {
+    CAPTURE(count);
+    out.hyper.resize(count, 0.5);
+    std::vector<char> bytes;
+    caf::binary_serializer sink(sys, bytes);
+    REQUIRE_FALSE(sink(out));
+    ShardUpdate in;
+    caf::binary_deserializer source(sys, bytes);
+    auto err = source(in);
+    if (count <= max_update_hyper) {
+      CHECK_FALSE(err);
+      CHECK(in.op == UpdateOp::APPLY_ADAM);
+      CHECK(in.hyper.size() == count);
+    } else {
+      CHECK(err);
+      CHECK_THAT(sys.render(err), Contains("17 hyperparameters"));
+    }
+  }
+}

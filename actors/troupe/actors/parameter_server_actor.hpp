@@ -1,11 +1,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <caf/event_based_actor.hpp>
@@ -75,6 +77,7 @@ private:
   caf::result<PsCommitReply> on_commit(const PsCommitMsg& msg);
   caf::result<uint32_t> on_abort(const PsAbortMsg& msg);
   [[nodiscard]] PsStats stats() const;
+  caf::result<Tensor> on_gather(const PsGatherMsg& msg);
 
   // -- helpers --------------------------------------------------------------------
 
@@ -87,6 +90,11 @@ private:
   void advance_watermark(uint64_t resolved_below);
   [[nodiscard]] caf::error make_error(Errc code, const std::string& text) const;
   [[nodiscard]] std::string describe(const ShardKey& key) const;
+  /// Sets shard `key` to `value`, creating it (a slot's first update) under
+  /// its variable's name.
+  void install(const ShardKey& key, Tensor value);
+  /// `key`'s value in `pending` if there, else the held one, else an empty tensor.
+  [[nodiscard]] Tensor current_value(const std::map<ShardKey, Tensor>& pending, const ShardKey& key) const;
 
   ParameterServerOptions options_;
   std::map<ShardKey, Shard> shards_;
@@ -97,5 +105,13 @@ private:
 /// The value of `value` after `update` (ASSIGN: the update's value; the
 /// others element-wise). Throws troupe::Error on a dtype or shape mismatch.
 [[nodiscard]] Tensor updated_value(const Tensor& value, const ShardUpdate& update);
+
+/// Every value `update` writes, by key: the shard's new value and, for
+/// APPLY_MOMENTUM and APPLY_ADAM, its slots' (momentum, m, v, the iteration
+/// count). `current` gives a key's value now, or an empty tensor for a key
+/// that does not exist yet (a slot then starts as zeros, the count as 0).
+/// Nothing is changed in place. Throws troupe::Error on a mismatch.
+[[nodiscard]] std::vector<std::pair<ShardKey, Tensor>>
+updated_values(const std::function<Tensor(const ShardKey&)>& current, const ShardUpdate& update);
 
 } // namespace troupe::internal

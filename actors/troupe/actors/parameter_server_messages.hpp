@@ -7,13 +7,16 @@
 // "Parameter servers".
 
 #include <compare>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include <caf/meta/load_callback.hpp>
 #include <caf/meta/type_name.hpp>
 #include <caf/type_id.hpp>
 
+#include <troupe/core/errors.hpp>
 #include <troupe/core/tensor.hpp>
 #include <troupe/core/type_ids.hpp>
 #include <troupe/net/bootstrap/cluster_types.hpp>
@@ -75,7 +78,31 @@ enum class UpdateOp : uint8_t {
   ASSIGN_ADD = 1, ///< var += value
   ASSIGN_SUB = 2, ///< var -= value
   APPLY_SGD = 3,  ///< var -= hyper[0] * value (value is the gradient, hyper[0] the learning rate)
+  /// Keras SGD with momentum (troupe::apply_momentum, nesterov off), hyper =
+  /// {learning_rate, momentum}: accum = momentum * accum - lr * grad; var += accum.
+  /// accum is slot momentum_slot of the same shard.
+  APPLY_MOMENTUM = 4,
+  /// Keras Adam (troupe::apply_adam), hyper = {learning_rate, beta_1, beta_2,
+  /// epsilon}; m, v and the iteration count are slots adam_m_slot,
+  /// adam_v_slot and adam_iterations_slot of the same shard; the step is the
+  /// count + 1, and the count is incremented once per applied update.
+  APPLY_ADAM = 5,
 };
+
+/// The optimizer slots APPLY_MOMENTUM and APPLY_ADAM use (ShardKey::slot).
+/// Both keep their first moment in slot 1, as the Fashion-MNIST sample's
+/// Optimizer does. A missing slot is created at the first applied update
+/// (zeros of the variable's shape and dtype; the count an int64 scalar 0), or
+/// explicitly with PsCreateMsg (a checkpoint restore); read them with PsReadMsg.
+inline constexpr int32_t momentum_slot = 1;
+inline constexpr int32_t adam_m_slot = 1;
+inline constexpr int32_t adam_v_slot = 2;
+/// Adam's iteration count: the number of Adam updates applied to this shard.
+inline constexpr int32_t adam_iterations_slot = 3;
+
+/// The most hyperparameters a ShardUpdate carries; a longer list is refused
+/// on load (data_loss).
+inline constexpr std::size_t max_update_hyper = 16;
 
 /// "assign_add", as TensorFlow spells the method.
 [[nodiscard]] const char* to_string(UpdateOp op) noexcept;
@@ -87,7 +114,8 @@ struct ShardUpdate {
   ShardKey key;
   UpdateOp op = UpdateOp::ASSIGN;
   Tensor value;
-  /// The optimizer's hyperparameters (APPLY_SGD: {learning_rate}).
+  /// The optimizer's hyperparameters (APPLY_SGD: {learning_rate}; see UpdateOp
+  /// for the others). New ops append entries; at most max_update_hyper.
   std::vector<double> hyper;
 };
 
@@ -95,7 +123,15 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ShardUpdate& x) {
   // The op travels as its underlying byte; an unknown byte is refused when the
   // server validates the update.
-  return f(caf::meta::type_name("troupe::ShardUpdate"), x.key, x.op, x.value, x.hyper);
+  auto check_hyper = [&x]() -> caf::error {
+    if (x.hyper.size() <= max_update_hyper)
+      return caf::error{};
+    return caf::make_error(Errc::data_loss, "a ShardUpdate carries " + std::to_string(x.hyper.size())
+                                              + " hyperparameters; at most "
+                                              + std::to_string(max_update_hyper) + " are accepted");
+  };
+  return f(caf::meta::type_name("troupe::ShardUpdate"), x.key, x.op, x.value, x.hyper,
+           caf::meta::load_callback(check_hyper));
 }
 
 // -- requests -------------------------------------------------------------------
@@ -224,6 +260,24 @@ typename Inspector::result_type inspect(Inspector& f, PsStats& x) {
            x.resolved_below);
 }
 
+/// Reads rows `rows` (an int64 1-D tensor of row indices local to the shard,
+/// any order, repeats allowed) of shard `key`: ShardedVariable's
+/// embedding_lookup sends one per shard it touches instead of reading whole
+/// shards. `attempt` as in PsReadMsg (function 0: the committed value). A row
+/// outside the shard is Error(out_of_range) naming it. Reply: Tensor of shape
+/// (rows.size(), shard's other dimensions...). Bounded on load as the other
+/// messages: the rows travel as a Tensor.
+struct PsGatherMsg {
+  ShardKey key;
+  Tensor rows;
+  AttemptId attempt;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, PsGatherMsg& x) {
+  return f(caf::meta::type_name("troupe::PsGatherMsg"), x.key, x.rows, x.attempt);
+}
+
 /// Registers the parameter-server messages with `cfg`, after
 /// add_cluster_types (every process that hosts or talks to a parameter
 /// server must; make_config does it for every Runtime).
@@ -246,4 +300,5 @@ CAF_BEGIN_TYPE_ID_BLOCK(troupe_parameter_server, caf::id_block::troupe_cluster::
   CAF_ADD_TYPE_ID(troupe_parameter_server, (troupe::internal::PsAbortMsg))
   CAF_ADD_TYPE_ID(troupe_parameter_server, (troupe::internal::PsStatsMsg))
   CAF_ADD_TYPE_ID(troupe_parameter_server, (troupe::internal::PsStats))
+  CAF_ADD_TYPE_ID(troupe_parameter_server, (troupe::internal::PsGatherMsg))
 CAF_END_TYPE_ID_BLOCK(troupe_parameter_server)

@@ -1,0 +1,94 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <troupe/core/device_spec.hpp>
+#include <troupe/core/dtype.hpp>
+#include <troupe/core/shape.hpp>
+#include <troupe/core/tensor.hpp>
+
+namespace troupe {
+
+namespace internal {
+struct ShardedVariableState;
+} // namespace internal
+
+/// A variable of ParameterServerStrategy split along axis 0 into shards that
+/// live on parameter servers (tf.distribute.experimental.partitioners and
+/// TensorFlow's ShardedVariable). Reads and updates go to every shard at once,
+/// one request per shard, and wait for all of them.
+///
+/// Created by ParameterServerStrategy (from the next step on); today only
+/// troupe's own code and tests make one, through
+/// internal::make_sharded_variable (sharded_variable_factory.hpp).
+///
+/// Blocking calls are made from one application thread at a time. Each fails
+/// with Error naming the variable and the parameter server when a server
+/// refuses the request or has exited, and with Error(timeout) after
+/// TROUPE_COLLECTIVE_TIMEOUT_SECONDS; none of them hangs. A ShardedVariable is
+/// a handle: copies share the same shards.
+class ShardedVariable {
+public:
+  /// One shard: its shape, where it lives and its current value.
+  class Shard {
+  public:
+    [[nodiscard]] int64_t index() const noexcept { return index_; }
+    /// The shard's shape: the variable's, with its own rows along axis 0.
+    [[nodiscard]] Shape shape() const;
+    /// "/job:ps/replica:0/task:N/device:CPU:0", the parameter server holding it.
+    [[nodiscard]] DeviceSpec device() const;
+    /// The shard's committed value (one request to its server).
+    [[nodiscard]] Tensor read_value() const;
+
+  private:
+    friend class ShardedVariable;
+    Shard(std::shared_ptr<internal::ShardedVariableState> state, int64_t index)
+      : state_(std::move(state)), index_(index) {}
+
+    std::shared_ptr<internal::ShardedVariableState> state_;
+    int64_t index_;
+  };
+
+  explicit ShardedVariable(std::shared_ptr<internal::ShardedVariableState> state) noexcept;
+
+  // -- properties -----------------------------------------------------------------
+
+  [[nodiscard]] const std::string& name() const noexcept;
+  /// The full variable's shape (every shard's rows together).
+  [[nodiscard]] const Shape& shape() const noexcept;
+  [[nodiscard]] DType dtype() const noexcept;
+  [[nodiscard]] int64_t num_shards() const noexcept;
+  /// Shard `i`, 0 <= i < num_shards() (Error(out_of_range) otherwise).
+  [[nodiscard]] Shard shard(int64_t i) const;
+
+  // -- reads ----------------------------------------------------------------------
+
+  /// The full value: every shard read at once, joined along axis 0.
+  [[nodiscard]] Tensor read_value() const;
+
+  /// Rows `ids` of the variable in the ids' order (tf.nn.embedding_lookup on a
+  /// ShardedVariable): `ids` is an int32 or int64 vector, repeats allowed; one
+  /// gather request per shard the ids touch, all at once. An id outside
+  /// [0, shape[0]) is Error(out_of_range) naming the id and the row count.
+  [[nodiscard]] Tensor embedding_lookup(const Tensor& ids) const;
+
+  // -- immediate updates ----------------------------------------------------------
+
+  /// Sets the variable to `value`, which must have its shape and dtype (else
+  /// Error naming the variable and both shapes, before anything is sent).
+  void assign(const Tensor& value);
+  /// Adds `delta` (same checks as assign).
+  void assign_add(const Tensor& delta);
+  /// Subtracts `delta` (same checks as assign).
+  void assign_sub(const Tensor& delta);
+
+  /// The state the strategy's internals share (null never).
+  [[nodiscard]] const std::shared_ptr<internal::ShardedVariableState>& state() const noexcept { return state_; }
+
+private:
+  std::shared_ptr<internal::ShardedVariableState> state_;
+};
+
+} // namespace troupe
