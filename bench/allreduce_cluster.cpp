@@ -29,7 +29,6 @@
 #include <vector>
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,7 +44,6 @@
 #define TROUPE_LAUNCH_PROGRAM "troupe-launch"
 #endif
 
-extern char** environ;
 
 namespace {
 
@@ -483,30 +481,11 @@ int launch(const Options& opts, int ranks, const std::string& self) {
                                 join_sizes(opts.sizes)};
   if (opts.quick)
     args.emplace_back("--quick");
-  std::vector<char*> argv;
-  for (auto& a : args)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0)
-    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-  pid_t pid = 0;
-  const int rc =
-    ::posix_spawn(&pid, opts.launcher.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
-    throw std::runtime_error("cannot start " + opts.launcher + ": " + std::strerror(rc)
-                             + " (build the troupe-launch target or pass --launcher PATH)");
-  }
-  FILE* in = ::fdopen(fds[0], "r");
+  const auto child = troupe::bench::spawn_piped(args, false, "build the troupe-launch target or pass --launcher PATH");
+  const pid_t pid = child.pid;
+  FILE* in = ::fdopen(child.out_fd, "r");
   if (in == nullptr) {
-    ::close(fds[0]);
+    ::close(child.out_fd);
     throw std::runtime_error(std::string("fdopen: ") + std::strerror(errno));
   }
   const std::string chief = "[worker:0] ";

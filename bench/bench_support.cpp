@@ -14,6 +14,16 @@
 
 #include <CLI/CLI.hpp>
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+extern char** environ;
+
 namespace troupe::bench {
 
 double median(std::vector<double> samples) {
@@ -225,6 +235,30 @@ double CopyProbe::once() {
     h.join();
   const double s = seconds_between(t0, Clock::now());
   return s > 0 ? 2.0 * static_cast<double>(impl_->bytes) / s : 0;
+}
+
+PipedChild spawn_piped(std::vector<std::string> args, bool merge_stderr, const std::string& fix) {
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  if (merge_stderr)
+    posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, args.front().c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (rc != 0) {
+    ::close(fds[0]);
+    throw std::runtime_error("cannot start " + args.front() + ": " + std::strerror(rc) + " (" + fix + ")");
+  }
+  return {pid, fds[0]};
 }
 
 } // namespace troupe::bench

@@ -113,4 +113,17 @@ inline void do_not_optimize(const T& value) {
 /// list of float32 buffer sizes ("4K,1M"), each a positive multiple of 4 bytes.
 void add_float32_sizes_option(CLI::App& app, std::vector<std::size_t>& sizes);
 
+/// A child process whose standard output (and, when asked, standard error)
+/// this process reads from `out_fd`.
+struct PipedChild {
+  int pid = -1;
+  int out_fd = -1;
+};
+
+/// Starts `args[0]` with `args` (posix_spawn, this process's environment),
+/// its standard output (and with `merge_stderr` its standard error) into a
+/// pipe. Throws std::runtime_error naming the program and `fix` when it
+/// cannot start.
+[[nodiscard]] PipedChild spawn_piped(std::vector<std::string> args, bool merge_stderr, const std::string& fix);
+
 } // namespace troupe::bench

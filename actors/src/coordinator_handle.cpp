@@ -10,6 +10,19 @@ namespace troupe::internal {
 
 CoordinatorHandle::CoordinatorHandle(Runtime& runtime, CoordinatorOptions options)
   : runtime_(&runtime.impl()) {
+  // Checked before anything is spawned, so a bad option leaves nothing behind.
+  for (std::size_t i = 0; i < options.parameter_servers.size(); ++i)
+    if (!options.parameter_servers[i])
+      fail(Errc::invalid_argument, "ClusterCoordinator: parameter server " + std::to_string(i) +
+                                     " has no actor; pass one actor per ps task, in task order");
+  if (!options.parameter_server_names.empty() &&
+      options.parameter_server_names.size() != options.parameter_servers.size())
+    fail(Errc::invalid_argument, "ClusterCoordinator: " + std::to_string(options.parameter_server_names.size()) +
+                                   " parameter server names for " + std::to_string(options.parameter_servers.size()) +
+                                   " parameter servers; give one name per server, or none");
+  if (options.commit_timeout.count() <= 0)
+    fail(Errc::invalid_argument, "ClusterCoordinator: a commit timeout of " +
+                                   std::to_string(options.commit_timeout.count()) + " ms; it must be > 0");
   runtime_->add_user();
   actor_ = runtime_->system().spawn<CoordinatorActor>(std::move(options));
 }
@@ -59,6 +72,10 @@ void CoordinatorHandle::add_worker(caf::actor worker, std::string name) {
 
 void CoordinatorHandle::worker_lost(caf::actor worker, std::string reason) {
   caf::anon_send(actor_, CoordinatorWorkerLostMsg{std::move(worker), std::move(reason)});
+}
+
+void CoordinatorHandle::parameter_server_lost(int ps_task, std::string reason) {
+  caf::anon_send(actor_, CoordinatorPsLostMsg{ps_task, std::move(reason)});
 }
 
 void CoordinatorHandle::call(const std::shared_ptr<CoordinatorCallSlot>& slot, const char* what) {

@@ -56,6 +56,10 @@ caf::behavior ReplicaActor::make_behavior() {
   return {
     [this](RunMsg& msg) { start_run(std::move(msg.job)); },
     [this](CollectiveDoneMsg& msg) { on_done(msg); },
+    [this](FiberWakeMsg) {
+      if (unpark())
+        resume_fiber();
+    },
     [this](ReducePartMsg& msg) {
       std::string failure;
       try {
@@ -134,9 +138,19 @@ void ReplicaActor::start_run(std::shared_ptr<RunJob> job) {
 }
 
 void ReplicaActor::resume_fiber() {
-  {
-    FrameGuard guard(setup_.frame, setup_.replica);
-    user_ = std::move(user_).resume();
+  for (;;) {
+    {
+      FrameGuard guard(setup_.frame, setup_.replica);
+      FiberWaiter::Installer waiter(this);
+      WorkerContext::Installer worker(job_ ? job_->worker : nullptr);
+      user_ = std::move(user_).resume();
+    }
+    if (!waiting())
+      break;
+    // The function waits for a completion: resume when it is set (at once
+    // if it already is).
+    if (park(caf::actor_cast<caf::actor>(this)))
+      return;
   }
   if (pending_) {
     waiting_for_ = CollectiveKey{setup_.group_id, job_->run_id, issued_++};
@@ -169,6 +183,11 @@ void ReplicaActor::on_done(CollectiveDoneMsg& msg) {
   error_message_ = std::move(msg.message);
   error_exception_ = std::move(msg.exception);
   resume_fiber();
+}
+
+void ReplicaActor::await(const Completion& done) {
+  wait_for(done);
+  caller_ = std::move(caller_).resume(); // yield to the actor until FiberWakeMsg
 }
 
 CollectiveResult ReplicaActor::collective(CollectiveRequest request) {

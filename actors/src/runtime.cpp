@@ -2,9 +2,11 @@
 
 #include <algorithm>
 
+#include <troupe/actors/ps_cluster.hpp>
 #include <troupe/actors/runtime_impl.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/net/cluster_resolver.hpp>
+#include <troupe/net/cluster_spec.hpp>
 
 namespace troupe {
 
@@ -16,6 +18,10 @@ Runtime::Runtime(RuntimeOptions options)
 
 Runtime::Runtime(const Simulation& simulation, int)
   : impl_(std::make_unique<internal::RuntimeImpl>(simulation)) {
+}
+
+Runtime::Runtime(const LocalCluster& cluster)
+  : impl_(std::make_unique<internal::RuntimeImpl>(cluster)) {
 }
 
 Runtime::Runtime(caf::actor_system& system, RuntimeOptions options)
@@ -65,6 +71,37 @@ DeviceSpec Runtime::resolve_device(std::string_view device) const {
                           + std::to_string(spec.device_index().value_or(0) + 1) + "} or more";
   fail(Errc::not_found, "device \"" + std::string(device) + "\" does not exist in this runtime "
                           "(devices: " + names + "): " + fix);
+}
+
+std::string Runtime::task_type() const {
+  if (const auto* cluster = impl_->ps_cluster())
+    return cluster->task_type();
+  const auto& resolver = impl_->resolver();
+  return resolver ? resolver->task_type() : std::string{};
+}
+
+int Runtime::task_index() const {
+  if (const auto* cluster = impl_->ps_cluster())
+    return cluster->task_index();
+  const auto& resolver = impl_->resolver();
+  return resolver ? std::max(resolver->task_id(), 0) : 0;
+}
+
+int Runtime::num_tasks(std::string_view job) const {
+  if (const auto* cluster = impl_->ps_cluster(); cluster && cluster->local())
+    return job == "chief" ? 1 : job == "worker" ? cluster->shape().workers : job == "ps" ? cluster->shape().ps : 0;
+  const auto& resolver = impl_->resolver();
+  return resolver ? resolver->cluster_spec().num_tasks(job) : 0;
+}
+
+int Runtime::serve() {
+  if (auto* cluster = impl_->ps_cluster())
+    return cluster->serve();
+  fail(Errc::failed_precondition,
+       "Runtime::serve() runs a worker or ps task of a parameter-server cluster across processes (TF_CONFIG "
+       "with chief, worker and ps jobs); this runtime is " + (task_type().empty() ? std::string("a single process")
+                                                                              : "the " + task_type() + " task")
+         + ", which drives the cluster with a ClusterCoordinator instead");
 }
 
 uint64_t Runtime::simulation_trace_hash() const noexcept {

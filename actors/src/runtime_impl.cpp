@@ -3,6 +3,9 @@
 
 #include <troupe/actors/runtime_impl.hpp>
 
+#include <troupe/actors/fiber_waiter.hpp>
+#include <troupe/actors/ps_cluster.hpp>
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -31,6 +34,29 @@ RuntimeImpl::RuntimeImpl(const RuntimeOptions& options) : config_(make_config())
   init_devices(options.logical_cpu_devices);
 }
 
+RuntimeImpl::RuntimeImpl(const LocalCluster& cluster) : config_(make_config()) {
+  check_ps_cluster_shape(cluster.workers, cluster.ps, cluster.devices_per_worker, "LocalCluster");
+  configure_scheduler(*config_, RuntimeOptions{cluster.devices_per_worker, cluster.threads});
+  owned_system_ = std::make_unique<caf::actor_system>(*config_);
+  system_ = owned_system_.get();
+  init_devices(cluster.devices_per_worker);
+  start_ps_cluster(cluster.workers, cluster.ps, cluster.devices_per_worker, "LocalCluster");
+}
+
+void RuntimeImpl::check_ps_cluster_shape(int workers, int ps, int devices_per_worker, const char* mode) {
+  if (workers < 0 || ps < 0 || devices_per_worker < 1)
+    fail(Errc::invalid_argument, std::string(mode) + "{.workers = " + std::to_string(workers) + ", .ps = "
+                                   + std::to_string(ps) + ", .devices_per_worker = "
+                                   + std::to_string(devices_per_worker)
+                                   + "}: workers and ps must be 0 or more and devices_per_worker 1 or more");
+}
+
+void RuntimeImpl::start_ps_cluster(int workers, int ps, int devices_per_worker, const char* mode) {
+  check_ps_cluster_shape(workers, ps, devices_per_worker, mode);
+  // An empty job is ParameterServerStrategy's error to give, with TensorFlow's text.
+  ps_cluster_ = std::make_unique<PsCluster>(*this, PsClusterShape{workers, ps, devices_per_worker});
+}
+
 RuntimeImpl::RuntimeImpl(std::shared_ptr<const ClusterResolver> resolver, const RuntimeOptions& options)
   : config_(make_config()), resolver_(std::move(resolver)) {
   if (!resolver_)
@@ -46,8 +72,12 @@ RuntimeImpl::RuntimeImpl(std::shared_ptr<const ClusterResolver> resolver, const 
   owned_system_ = std::make_unique<caf::actor_system>(*config_);
   system_ = owned_system_.get();
   init_devices(options.logical_cpu_devices);
-  if (multi_task)
+  if (multi_task) {
     cluster_ = std::make_unique<ClusterNode>(*system_, resolver_);
+    // A cluster with parameter servers: this task's part of it.
+    if (!cluster_->tasks_of("ps").empty() && cluster_->is_member())
+      ps_cluster_ = std::make_unique<PsCluster>(*this, *cluster_, options.logical_cpu_devices);
+  }
 }
 
 RuntimeImpl::RuntimeImpl(caf::actor_system& system, const RuntimeOptions& options)
@@ -58,8 +88,10 @@ RuntimeImpl::RuntimeImpl(caf::actor_system& system, const RuntimeOptions& option
 }
 
 RuntimeImpl::~RuntimeImpl() {
-  // The agreement group is the runtime's own user: it goes first.
+  // The agreement group and the parameter-server cluster's tasks (whose
+  // workers hold per-worker iterators) are the runtime's own users: they go first.
   agreement_.reset();
+  ps_cluster_.reset();
   if (const int users = users_.load(); users > 0) {
     std::fprintf(stderr,
                  "troupe: a Runtime was destroyed while %d strategies or distributed-dataset iterators still "
@@ -74,6 +106,10 @@ RuntimeImpl::~RuntimeImpl() {
 AgreementGroup& RuntimeImpl::agreement_group() {
   if (!cluster_)
     fail(Errc::internal, "the agreement group exists only in a runtime that joined a cluster of several tasks");
+  if (!cluster_->participates())
+    fail(Errc::failed_precondition, "task " + cluster_->task_type() + ":" + std::to_string(cluster_->task_index())
+                                      + " takes no part in collectives (only the chief and the workers do): make "
+                                        "MultiWorkerMirroredStrategy on those tasks, or ParameterServerStrategy");
   if (!agreement_)
     agreement_ = std::make_unique<AgreementGroup>(*this, *cluster_);
   return *agreement_;
@@ -85,6 +121,13 @@ void RuntimeImpl::init_devices(int logical_cpu_devices) {
 }
 
 void RuntimeImpl::wait(const Completion& done, const char* what) {
+  // On an actor's fiber: suspend it, so the actor's thread (the simulation's
+  // only thread, or a scheduler thread others need) stays free.
+  if (auto* fiber = FiberWaiter::current()) {
+    if (!done.done())
+      fiber->await(done);
+    return;
+  }
   if (coordinator_)
     simulate_until(done, what);
   else

@@ -8,6 +8,7 @@
 #include <caf/abstract_actor.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
 
+#include <troupe/actors/ps_cluster.hpp>
 #include <troupe/actors/agreement_group.hpp>      // complete for the members a throwing constructor destroys
 #include <troupe/actors/scheduler_config.hpp>
 #include <troupe/core/errors.hpp>
@@ -23,6 +24,17 @@ RuntimeImpl::RuntimeImpl(const Simulation& simulation)
   system_ = owned_system_.get();
   coordinator_ = &dynamic_cast<caf::scheduler::test_coordinator&>(system_->scheduler());
   init_devices(simulation.logical_cpu_devices);
+  if (simulation.workers != 0 || simulation.ps != 0) {
+    check_ps_cluster_shape(simulation.workers, simulation.ps, simulation.devices_per_worker, "Simulation");
+    if (simulation.logical_cpu_devices != 1 && simulation.logical_cpu_devices != simulation.devices_per_worker)
+      fail(Errc::invalid_argument, "Simulation: a parameter-server cluster's devices are devices_per_worker ("
+                                     + std::to_string(simulation.devices_per_worker)
+                                     + "); leave logical_cpu_devices unset");
+    devices_.clear();
+    check_devices(simulation.devices_per_worker);
+    init_devices(simulation.devices_per_worker);
+    start_ps_cluster(simulation.workers, simulation.ps, simulation.devices_per_worker, "Simulation");
+  }
 }
 
 void RuntimeImpl::step_once() {

@@ -57,7 +57,7 @@ FrameBytes AbortPayload::encode() const {
 
 AbortPayload AbortPayload::decode(const FrameBytes& bytes) {
   auto [code, reason] = read_field_and_text<uint32_t>(bytes, "abort");
-  const bool known = code > 0 && code <= static_cast<uint32_t>(Errc::deadlock);
+  const bool known = code > 0 && code <= static_cast<uint32_t>(Errc::unknown);
   return {known ? static_cast<Errc>(code) : Errc::cancelled, std::move(reason)};
 }
 

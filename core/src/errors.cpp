@@ -18,6 +18,7 @@ std::string_view name(Errc code) noexcept {
     case Errc::data_loss: return "data_loss";
     case Errc::internal: return "internal";
     case Errc::deadlock: return "deadlock";
+    case Errc::unknown: return "unknown";
   }
   // A code from a newer peer, or a corrupted one: still printable.
   return "unknown";

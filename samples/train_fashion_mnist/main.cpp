@@ -1,7 +1,9 @@
 // The main job: data-parallel Fashion-MNIST training with MirroredStrategy,
 // or with MultiWorkerMirroredStrategy when TF_CONFIG names a cluster
 // (troupe-launch --workers 2 -- train_fashion_mnist --replicas 2: two worker
-// processes of two replicas each; worker 0 writes the outputs).
+// processes of two replicas each; worker 0 writes the outputs), or
+// asynchronous training with ParameterServerStrategy (--strategy ps,
+// ps_training.cpp).
 //
 // An MLP 784-256-128-10 (ReLU, softmax cross-entropy) written on troupe
 // tensors, trained with Adam (or SGD with momentum) over --replicas logical
@@ -22,44 +24,27 @@
 
 #include <troupe/troupe.hpp>
 
+#include "fashion_mnist_data.hpp"
 #include "metrics_report.hpp"
 #include "mlp.hpp"
 #include "optimizer.hpp"
 #include "options.hpp"
 #include "progress_bar.hpp"
+#include "ps_training.hpp"
 
 namespace {
 
 using troupe::Tensor;
 using Clock = std::chrono::steady_clock;
 
-struct Split {
-  Tensor images; ///< [n, 784] float32 in [0, 1]
-  Tensor labels; ///< [n] uint8
-};
-
-Split load_split(const std::string& dir, const std::string& prefix) {
-  const std::string images_path = dir + "/" + prefix + "-images-idx3-ubyte.gz";
-  const std::string labels_path = dir + "/" + prefix + "-labels-idx1-ubyte.gz";
-  for (const auto& path : {images_path, labels_path})
-    if (!std::filesystem::exists(path))
-      throw std::runtime_error("Fashion-MNIST not found: " + path +
-                               " is missing. Install Debian's dataset-fashion-mnist package "
-                               "(apt-get install dataset-fashion-mnist), or pass --data-dir DIR");
-  auto examples = troupe::read_idx_examples(images_path, labels_path); // counts must match
-  const int64_t n = examples.images.shape()[0];
-  return {(examples.images.cast(troupe::DType::float32) / 255.0f).reshape({n, 784}), std::move(examples.labels)};
-}
+using train::Split;
 
 double accuracy(const train::Mlp& model, const Split& split) {
-  // Chunks keep the activations small; the primary copy of the weights is used.
-  int64_t correct = 0;
-  const int64_t n = split.images.shape()[0];
-  for (int64_t begin = 0; begin < n; begin += 2000) {
-    const int64_t end = std::min(n, begin + 2000);
-    correct += troupe::accuracy_count(split.labels.slice(begin, end), model.logits(split.images.slice(begin, end)));
-  }
-  return static_cast<double>(correct) / static_cast<double>(n);
+  // The primary copy of the weights.
+  std::vector<Tensor> weights;
+  for (const auto& v : model.variables())
+    weights.push_back(v.read_value());
+  return train::accuracy_of(weights, split);
 }
 
 /// FNV-1a over the bytes of every weight: equal runs print equal fingerprints.
@@ -74,10 +59,15 @@ uint64_t fingerprint(const std::vector<troupe::Variable>& variables) {
 }
 
 int run(const train::Options& opts) {
-  auto train_split = load_split(opts.data_dir, "train");
-  const auto test_split = load_split(opts.data_dir, "t10k");
+  auto train_split = train::load_split(opts.data_dir, "train");
+  const auto test_split = train::load_split(opts.data_dir, "t10k");
   if (opts.limit_examples > 0)
     train_split = {train_split.images.slice(0, opts.limit_examples), train_split.labels.slice(0, opts.limit_examples)};
+  if (opts.strategy == "ps")
+    return train::run_parameter_server_training(opts, train_split, test_split);
+  if (troupe::ClusterResolver::from_env()->cluster_spec().num_tasks("ps") > 0)
+    throw std::invalid_argument("TF_CONFIG names ps tasks (troupe-launch --ps): that is a parameter-server "
+                                "cluster; pass --strategy ps");
   const int64_t train_examples = train_split.images.shape()[0];
 
   const auto resolver = troupe::ClusterResolver::from_env();

@@ -16,39 +16,34 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 } // namespace
 
-Mlp::Mlp(troupe::Strategy& strategy, uint64_t seed) {
-  auto scope = strategy.scope();
+const char* const weight_names[] = {"dense_1/kernel", "dense_1/bias", "dense_2/kernel",
+                                    "dense_2/bias",   "dense_3/kernel", "dense_3/bias"};
+
+std::vector<Tensor> initial_weights(uint64_t seed) {
   troupe::RandomGenerator rng(seed);
-  const char* names[] = {"dense_1", "dense_2", "dense_3"};
+  std::vector<Tensor> weights;
   for (int layer = 0; layer < 3; ++layer) {
     const int64_t in = layer_sizes[layer];
     const int64_t out = layer_sizes[layer + 1];
-    const std::string name = names[layer];
-    variables_.push_back(strategy.create_variable(rng.glorot_uniform(in, out),
-                                                  {.name = name + "/kernel",
-                                                   .aggregation = troupe::VariableAggregation::MEAN}));
-    variables_.push_back(strategy.create_variable(Tensor::zeros({out}, troupe::DType::float32),
-                                                  {.name = name + "/bias",
-                                                   .aggregation = troupe::VariableAggregation::MEAN}));
+    weights.push_back(rng.glorot_uniform(in, out));
+    weights.push_back(Tensor::zeros({out}, troupe::DType::float32));
   }
+  return weights;
 }
 
-Tensor Mlp::logits(const Tensor& x) const {
+Tensor logits_of(const std::vector<Tensor>& weights, const Tensor& x) {
   Tensor h = x;
-  for (int layer = 0; layer < 3; ++layer) {
-    h = troupe::bias_add(troupe::matmul(h, variables_[2 * layer].read_value()),
-                         variables_[2 * layer + 1].read_value());
+  for (std::size_t layer = 0; layer < 3; ++layer) {
+    h = troupe::bias_add(troupe::matmul(h, weights[2 * layer]), weights[2 * layer + 1]);
     if (layer < 2)
       h = troupe::relu(h);
   }
   return h;
 }
 
-StepResult Mlp::train_step(const Tensor& x, const Tensor& y) const {
-  const auto start = std::chrono::steady_clock::now();
-  const Tensor w1 = variables_[0].read_value(), b1 = variables_[1].read_value();
-  const Tensor w2 = variables_[2].read_value(), b2 = variables_[3].read_value();
-  const Tensor w3 = variables_[4].read_value(), b3 = variables_[5].read_value();
+std::vector<Tensor> local_sums(const std::vector<Tensor>& weights, const Tensor& x, const Tensor& y) {
+  const Tensor& w1 = weights[0], &b1 = weights[1], &w2 = weights[2], &b2 = weights[3], &w3 = weights[4],
+                &b3 = weights[5];
   // Forward.
   const Tensor z1 = troupe::bias_add(troupe::matmul(x, w1), b1);
   const Tensor h1 = troupe::relu(z1);
@@ -60,7 +55,7 @@ StepResult Mlp::train_step(const Tensor& x, const Tensor& y) const {
   const Tensor& dlogits = ce.backprop;
   const Tensor dz2 = troupe::relu_grad(troupe::matmul(dlogits, w3, false, true), z2);
   const Tensor dz1 = troupe::relu_grad(troupe::matmul(dz2, w2, false, true), z1);
-  std::vector<Tensor> packed{
+  return {
     troupe::matmul(x, dz1, true, false),  troupe::reduce_sum(dz1, 0),
     troupe::matmul(h1, dz2, true, false), troupe::reduce_sum(dz2, 0),
     troupe::matmul(h2, dlogits, true, false), troupe::reduce_sum(dlogits, 0),
@@ -68,6 +63,30 @@ StepResult Mlp::train_step(const Tensor& x, const Tensor& y) const {
     Tensor(static_cast<float>(troupe::accuracy_count(y, logits))),
     Tensor(static_cast<float>(x.shape()[0])),
   };
+}
+
+Mlp::Mlp(troupe::Strategy& strategy, uint64_t seed) {
+  auto scope = strategy.scope();
+  const auto weights = initial_weights(seed);
+  for (std::size_t i = 0; i < weights.size(); ++i)
+    variables_.push_back(strategy.create_variable(
+      weights[i], {.name = weight_names[i], .aggregation = troupe::VariableAggregation::MEAN}));
+}
+
+std::vector<Tensor> Mlp::read_weights() const {
+  std::vector<Tensor> weights;
+  for (const auto& v : variables_)
+    weights.push_back(v.read_value());
+  return weights;
+}
+
+Tensor Mlp::logits(const Tensor& x) const {
+  return logits_of(read_weights(), x);
+}
+
+StepResult Mlp::train_step(const Tensor& x, const Tensor& y) const {
+  const auto start = std::chrono::steady_clock::now();
+  const auto packed = local_sums(read_weights(), x, y);
   StepResult result;
   result.compute_seconds = seconds_since(start);
   const auto comm_start = std::chrono::steady_clock::now();

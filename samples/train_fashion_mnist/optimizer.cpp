@@ -32,14 +32,18 @@ Optimizer::Optimizer(troupe::Strategy& strategy, const std::vector<troupe::Varia
   }
 }
 
-double Optimizer::learning_rate_at(int64_t step) const {
-  if (total_steps_ <= 0)
-    return learning_rate_;
+double cosine_decay(double learning_rate, int64_t step, int64_t total_steps) {
+  if (total_steps <= 0)
+    return learning_rate;
   constexpr double alpha = 0.05;
   // portable_cos, not std::cos: TROUPE_KERNELS=portable runs give the same
   // weights on every x86-64 CPU only if the schedule does too.
-  const double progress = std::min(1.0, static_cast<double>(step - 1) / static_cast<double>(total_steps_));
-  return learning_rate_ * (alpha + (1 - alpha) * 0.5 * (1 + troupe::portable_cos(std::numbers::pi * progress)));
+  const double progress = std::min(1.0, static_cast<double>(step - 1) / static_cast<double>(total_steps));
+  return learning_rate * (alpha + (1 - alpha) * 0.5 * (1 + troupe::portable_cos(std::numbers::pi * progress)));
+}
+
+double Optimizer::learning_rate_at(int64_t step) const {
+  return cosine_decay(learning_rate_, step, total_steps_);
 }
 
 void Optimizer::apply(const std::vector<Tensor>& gradients) {

@@ -8,6 +8,11 @@
 
 namespace train {
 
+/// The learning rate of step `step` (1, 2, ...) of `total_steps` under a
+/// cosine decay from `learning_rate` to 5% of it
+/// (keras.optimizers.schedules.CosineDecay, alpha 0.05); total_steps 0 keeps it constant.
+[[nodiscard]] double cosine_decay(double learning_rate, int64_t step, int64_t total_steps);
+
 /// SGD with momentum or Adam over mirrored variables (Keras' update rules).
 ///
 /// Its slots (momentum, or Adam's m and v) and the step count are variables

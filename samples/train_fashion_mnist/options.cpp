@@ -45,18 +45,27 @@ void add_number(CLI::App& app, const std::string& flag, T& target, T min, T max,
 
 Options parse_options(int argc, const char* const* argv) {
   Options opts;
-  CLI::App app("Data-parallel training of an MLP on Fashion-MNIST with MirroredStrategy.",
+  CLI::App app("Data-parallel training of an MLP on Fashion-MNIST with MirroredStrategy, or asynchronous "
+               "training with ParameterServerStrategy.",
                "train_fashion_mnist");
   // Repeating an option is no error: the last value counts.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--strategy", opts.strategy,
+                 "mirrored (default: synchronous, all-reduce) or ps (asynchronous: each step is a function "
+                 "scheduled on one worker, the weights sharded over parameter servers)")
+    ->check(CLI::IsMember({"mirrored", "ps"}))
+    ->type_name("NAME");
   add_number(app, "--replicas", opts.replicas, 1, 64,
-             "replicas (logical CPU devices) of MirroredStrategy (default 4)");
+             "replicas (logical CPU devices) of MirroredStrategy (default 4); with --strategy ps the "
+             "devices of each worker (default 1)");
+  add_number(app, "--workers", opts.workers, 1, 64, "--strategy ps: worker tasks (default 2)");
+  add_number(app, "--ps", opts.ps, 1, 64, "--strategy ps: parameter-server tasks (default 2)");
   add_number(app, "--epochs", opts.epochs, 1, 1000,
              "passes over the 60000 training images (default 5)");
   add_number(app, "--seed", opts.seed, uint64_t{0}, UINT64_MAX,
              "initialisation and shuffling seed (default 1)");
   add_number(app, "--batch", opts.global_batch, int64_t{1}, int64_t{60000},
-             "global batch size (default 256)");
+             "global batch size (default 256; with --strategy ps the batch of each step, default 128)");
   app.add_option("--optimizer", opts.optimizer, "adam (default) or sgd (with momentum)")
     ->check(CLI::IsMember({"adam", "sgd"}))
     ->type_name("NAME");
@@ -71,7 +80,8 @@ Options parse_options(int argc, const char* const* argv) {
   app
     .add_option("--checkpoint", opts.checkpoint_dir,
                 "save after every epoch and resume from the last save (with several workers "
-                "only the chief's DIR is used: every worker resumes from the chief's checkpoint)")
+                "only the chief's DIR is used: every worker resumes from the chief's checkpoint; with "
+                "--strategy ps the coordinator saves the weights and the servers' optimizer slots)")
     ->type_name("DIR");
   app
     .add_option("--out", opts.out_dir,
@@ -93,6 +103,22 @@ Options parse_options(int argc, const char* const* argv) {
   }
   if (opts.learning_rate == 0)
     opts.learning_rate = opts.optimizer == "adam" ? 3e-3 : 0.1;
+  if (opts.strategy == "ps") {
+    if (app.count("--replicas") == 0)
+      opts.replicas = 1;
+    // Each step updates the weights on its own: smaller steps, more of them,
+    // reach the mirrored job's accuracy in the same epochs despite staleness.
+    if (app.count("--batch") == 0)
+      opts.global_batch = 128;
+    if (opts.simulate)
+      throw std::invalid_argument("--simulate is not available with --strategy ps: drop it (the simulated "
+                                  "parameter-server cluster runs in troupe's tests and samples/ps_examples)");
+  } else {
+    for (const char* flag : {"--workers", "--ps"})
+      if (app.count(flag) > 0)
+        throw std::invalid_argument(std::string(flag) + " applies to --strategy ps only; with --strategy "
+                                    "mirrored use --replicas (or troupe-launch --workers for processes)");
+  }
   // Known before training, not after the last epoch.
   check_writable_dir("--out", opts.out_dir);
   if (!opts.checkpoint_dir.empty())

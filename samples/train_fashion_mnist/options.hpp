@@ -7,7 +7,10 @@ namespace train {
 
 /// The training job's command line.
 struct Options {
-  int replicas = 4;
+  std::string strategy = "mirrored"; ///< "mirrored" (synchronous) or "ps" (asynchronous, parameter servers)
+  int replicas = 4;                  ///< mirrored: replicas; ps: devices per worker (default 1 there)
+  int workers = 2;                   ///< ps: worker tasks of the LocalCluster
+  int ps = 2;                        ///< ps: parameter-server tasks of the LocalCluster
   int epochs = 5;
   uint64_t seed = 1;
   int64_t global_batch = 256;

@@ -1,5 +1,6 @@
 #include <troupe/strategies/checkpoint.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <troupe/actors/worker_context.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/crc32c.hpp>
 #include <troupe/strategies/context_frame.hpp>
@@ -37,6 +39,24 @@ void require_cross_replica_context(const char* method) {
   if (frame != nullptr && frame->replica != nullptr)
     fail(Errc::failed_precondition, std::string(method) + " was called in replica context (inside strategy.run): "
                                       "save and restore checkpoints in cross-replica context, between steps");
+}
+
+/// Checkpoints belong to the coordinator of a parameter-server job: a
+/// scheduled function's reads see its own staged updates, and its writes
+/// would be staged, not applied.
+void require_outside_scheduled_functions(const char* method) {
+  if (internal::WorkerContext::current() != nullptr)
+    fail(Errc::failed_precondition,
+         std::string(method) + " was called inside a scheduled function (a function given to "
+                               "ClusterCoordinator::schedule): save and restore checkpoints on the coordinator, "
+                               "after coordinator.join()");
+}
+
+/// The entries a ShardedVariable's optimizer slots are saved under ("<key>/m").
+constexpr const char* slot_names[] = {"momentum", "m", "v", "iterations"};
+
+std::string slot_entry(const std::string& key, const std::string& slot) {
+  return key + "/" + slot;
 }
 
 std::string describe(DType dtype, const Shape& shape) {
@@ -287,11 +307,11 @@ std::map<std::string, Entry> parse(const std::string& data, const std::string& p
 }
 
 /// Checks `entries` (a parsed file) against `variables` before anything changes.
-void match(const std::map<std::string, Variable>& variables, const std::map<std::string, Entry>& entries,
-           const std::string& path, const CheckpointRestoreOptions& options) {
+void match(const std::map<std::string, Variable>& variables, const std::map<std::string, ShardedVariable>& sharded,
+           const std::map<std::string, Entry>& entries, const std::string& path,
+           const CheckpointRestoreOptions& options) {
   const std::string different = "Checkpoint::restore: checkpoint from a different model: ";
-  for (const auto& [key, v] : variables) {
-    const auto& state = internal::VariableAccess::state(v, "Checkpoint::restore");
+  auto require_entry = [&](const std::string& key, DType dtype, const Shape& shape) {
     auto it = entries.find(key);
     if (it == entries.end()) {
       std::string held;
@@ -300,15 +320,50 @@ void match(const std::map<std::string, Variable>& variables, const std::map<std:
       fail(Errc::invalid_argument, different + quote(path) + " has no variable '" + key + "' (it holds "
                                      + (held.empty() ? "none" : held) + ")");
     }
-    if (it->second.dtype != state.dtype || it->second.shape != state.shape)
-      fail(Errc::invalid_argument, different + "variable '" + key + "' is " + describe(state.dtype, state.shape)
+    if (it->second.dtype != dtype || it->second.shape != shape)
+      fail(Errc::invalid_argument, different + "variable '" + key + "' is " + describe(dtype, shape)
                                      + " here but " + describe(it->second.dtype, it->second.shape) + " in "
                                      + quote(path));
+  };
+  for (const auto& [key, v] : variables) {
+    const auto& state = internal::VariableAccess::state(v, "Checkpoint::restore");
+    require_entry(key, state.dtype, state.shape);
+  }
+  std::set<std::string> slot_entries;
+  for (const auto& [key, v] : sharded) {
+    require_entry(key, v.dtype(), v.shape());
+    for (const std::string slot : slot_names) {
+      const auto it = entries.find(slot_entry(key, slot));
+      if (it == entries.end())
+        continue; // never updated
+      slot_entries.insert(it->first);
+      const Entry& entry = it->second;
+      if (slot != "iterations") {
+        if (entry.dtype != v.dtype() || entry.shape != v.shape())
+          fail(Errc::invalid_argument, different + "optimizer slot '" + it->first + "' is "
+                                         + describe(entry.dtype, entry.shape) + " in " + quote(path)
+                                         + " but its variable is " + describe(v.dtype(), v.shape()) + " here");
+        continue;
+      }
+      const auto counts = entry.dtype == DType::int64 && entry.shape.rank() <= 1 ? entry.value.to_vector<int64_t>()
+                                                                                : std::vector<int64_t>{};
+      if (counts.empty() || *std::min_element(counts.begin(), counts.end()) < 0)
+        fail(Errc::invalid_argument, different + "optimizer slot '" + it->first + "' in " + quote(path) + " is "
+                                       + describe(entry.dtype, entry.shape)
+                                       + "; Adam's iteration count is an int64 scalar or vector of counts >= 0");
+    }
+    if (slot_entries.count(slot_entry(key, "momentum")) != 0
+        && (slot_entries.count(slot_entry(key, "m")) + slot_entries.count(slot_entry(key, "v"))
+              + slot_entries.count(slot_entry(key, "iterations")))
+             != 0)
+      fail(Errc::invalid_argument, different + quote(path) + " holds both momentum's slot '"
+                                     + slot_entry(key, "momentum") + "' and Adam's slots for '" + key
+                                     + "'; a variable has one optimizer's slots");
   }
   if (!options.expect_partial) {
     std::string extra;
     for (const auto& [k, e] : entries)
-      if (variables.count(k) == 0)
+      if (variables.count(k) == 0 && sharded.count(k) == 0 && slot_entries.count(k) == 0)
         extra += (extra.empty() ? "'" : ", '") + k + "'";
     if (!extra.empty())
       fail(Errc::invalid_argument, different + quote(path) + " also holds " + extra
@@ -375,6 +430,18 @@ Strategy* cluster_strategy(const std::map<std::string, Variable>& variables, con
   return cluster;
 }
 
+/// cluster_strategy, refusing sharded variables beside a multi-worker strategy's.
+Strategy* cluster_strategy(const std::map<std::string, Variable>& variables,
+                           const std::map<std::string, ShardedVariable>& sharded, const char* method) {
+  Strategy* cluster = cluster_strategy(variables, method);
+  if (cluster != nullptr && !sharded.empty())
+    fail(Errc::invalid_argument,
+         std::string(method) + ": sharded variable '" + sharded.begin()->first + "' (ParameterServerStrategy) "
+           "beside variables of " + cluster->extended().strategy_name()
+           + " with several workers: use one Checkpoint for each strategy");
+  return cluster;
+}
+
 /// A cross-replica frame of `strategy` that lets its collectives run (unlike
 /// merge_call's frame, where this worker's replicas are busy).
 class CollectiveFrame {
@@ -420,7 +487,7 @@ ChiefReport share(const Broadcast& from_chief, bool chief, ChiefReport mine, con
   const auto fields = header.to_vector<int64_t>();
   // Checked before use: the length sizes an allocation.
   if (fields.size() != 3 || fields[0] < ChiefReport::done || fields[0] > ChiefReport::failed
-      || fields[1] < static_cast<int64_t>(Errc::invalid_argument) || fields[1] > static_cast<int64_t>(Errc::deadlock)
+      || fields[1] < static_cast<int64_t>(Errc::invalid_argument) || fields[1] > static_cast<int64_t>(Errc::unknown)
       || fields[2] < 0 || fields[2] > static_cast<int64_t>(max_report_message))
     fail(Errc::data_loss, std::string(method) + ": the chief's (worker 0's) report arrived malformed: "
                             + to_string(header));
@@ -459,34 +526,109 @@ Checkpoint::Checkpoint(std::map<std::string, Variable> variables) : variables_(s
     (void)internal::VariableAccess::state(v, ("Checkpoint (key '" + key + "')").c_str());
 }
 
+Checkpoint::Checkpoint(const std::vector<Variable>& variables, const std::vector<ShardedVariable>& sharded)
+  : Checkpoint(variables) {
+  for (const auto& v : sharded) {
+    if (v.state() == nullptr)
+      fail(Errc::invalid_argument, "Checkpoint: a ShardedVariable is null (ShardedVariable{nullptr}); pass the "
+                                   "variables ParameterServerStrategy::create_variable returned");
+    if (variables_.count(v.name()) != 0 || !sharded_.emplace(v.name(), v).second)
+      fail(Errc::invalid_argument, "Checkpoint: two variables are named '" + v.name()
+                                     + "'; pass maps to save them under different keys");
+  }
+  check_keys();
+}
+
+Checkpoint::Checkpoint(std::map<std::string, Variable> variables, std::map<std::string, ShardedVariable> sharded)
+  : Checkpoint(std::move(variables)) {
+  sharded_ = std::move(sharded);
+  check_keys();
+}
+
+void Checkpoint::check_keys() const {
+  for (const auto& [key, v] : sharded_) {
+    if (v.state() == nullptr)
+      fail(Errc::invalid_argument, "Checkpoint: sharded variable '" + key + "' is null (ShardedVariable{nullptr}); "
+                                   "pass the variables ParameterServerStrategy::create_variable returned");
+    if (variables_.count(key) != 0)
+      fail(Errc::invalid_argument, "Checkpoint: '" + key + "' names a variable and a sharded variable; "
+                                     "save them under different keys");
+    // Its slots are saved under "<key>/<slot>": no other variable may use those keys.
+    for (const std::string slot : slot_names) {
+      const auto taken = slot_entry(key, slot);
+      if (variables_.count(taken) != 0 || sharded_.count(taken) != 0)
+        fail(Errc::invalid_argument, "Checkpoint: the key '" + taken + "' would hold the optimizer slot '" + slot
+                                       + "' of sharded variable '" + key
+                                       + "'; save that variable under another key");
+    }
+  }
+}
+
+void Checkpoint::assign_values(std::map<std::string, Tensor> values) const {
+  // The sharded variables first: they are the ones that can fail (a lost
+  // server), and the local variables are then left as they were.
+  for (const auto& [key, v] : sharded_) {
+    ShardedVariable target = v;
+    target.assign(values.at(key));
+    std::map<std::string, Tensor> slots;
+    for (const std::string slot : slot_names) {
+      auto it = values.find(slot_entry(key, slot));
+      if (it == values.end())
+        continue;
+      Tensor value = it->second;
+      if (slot == "iterations" && value.rank() == 1 && value.shape()[0] != v.num_shards()) {
+        // Saved from another sharding, with shards that counted differently:
+        // the new shards cannot inherit their own counts, so all take the largest.
+        const auto counts = value.to_vector<int64_t>();
+        value = Tensor(*std::max_element(counts.begin(), counts.end()));
+      }
+      slots.emplace(slot, std::move(value));
+    }
+    target.assign_slots(slots);
+  }
+  assign_all(variables_, values);
+}
+
 Tensor Checkpoint::broadcast_from_chief(Strategy& strategy, const Tensor& value) {
   CollectiveFrame frame(strategy);
   return strategy.extended().cross_device_ops().broadcast(value);
 }
 
 void Checkpoint::save(const std::string& path) const {
+  require_outside_scheduled_functions("Checkpoint::save");
   require_cross_replica_context("Checkpoint::save");
-  Strategy* cluster = cluster_strategy(variables_, "Checkpoint::save");
+  Strategy* cluster = cluster_strategy(variables_, sharded_, "Checkpoint::save");
   if (cluster != nullptr)
     require_collectives_possible("Checkpoint::save");
   // Every value first: a variable that cannot be read fails the save before
   // the file system is touched. Across workers reading an ON_READ variable
   // is a collective, so every worker reads every value.
-  std::vector<std::pair<std::string, Tensor>> entries;
-  for (const auto& [key, v] : variables_) {
-    const auto& state = internal::VariableAccess::state(v, "Checkpoint::save");
-    try {
+  std::map<std::string, Tensor> values; // in name order, as the file holds them
+  try {
+    for (const auto& [key, v] : variables_) {
+      const auto& state = internal::VariableAccess::state(v, "Checkpoint::save");
       if (cluster != nullptr) {
         CollectiveFrame frame(*state.strategy);
-        entries.emplace_back(key, internal::cross_replica_value(state, "Checkpoint::save"));
+        values.emplace(key, internal::cross_replica_value(state, "Checkpoint::save"));
       } else {
         detail::CrossReplicaGuard guard(*state.strategy);
-        entries.emplace_back(key, internal::cross_replica_value(state, "Checkpoint::save"));
+        values.emplace(key, internal::cross_replica_value(state, "Checkpoint::save"));
       }
-    } catch (const Error& e) {
-      throw Error(e.code(), std::string(e.what()) + " (saving " + quote(path) + ", which is unchanged)");
     }
+    for (const auto& [key, v] : sharded_) {
+      values.emplace(key, v.read_value());
+      for (auto& [slot, value] : v.read_slots()) {
+        const auto counts = slot == "iterations" ? value.to_vector<int64_t>() : std::vector<int64_t>{};
+        // Equal counts (the usual case) are saved as one, which any sharding restores.
+        if (!counts.empty() && std::all_of(counts.begin(), counts.end(), [&](int64_t c) { return c == counts[0]; }))
+          value = Tensor(counts[0]);
+        values.emplace(slot_entry(key, slot), std::move(value));
+      }
+    }
+  } catch (const Error& e) {
+    throw Error(e.code(), std::string(e.what()) + " (saving " + quote(path) + ", which is unchanged)");
   }
+  const std::vector<std::pair<std::string, Tensor>> entries(values.begin(), values.end());
   if (cluster == nullptr) {
     write_and_rename(path, entries);
     return;
@@ -524,8 +666,9 @@ bool Checkpoint::restore_if_exists(const std::string& path, const CheckpointRest
 }
 
 bool Checkpoint::restore_from(const std::string& path, const CheckpointRestoreOptions& options, bool missing_ok) {
+  require_outside_scheduled_functions("Checkpoint::restore");
   require_cross_replica_context("Checkpoint::restore");
-  Strategy* cluster = cluster_strategy(variables_, "Checkpoint::restore");
+  Strategy* cluster = cluster_strategy(variables_, sharded_, "Checkpoint::restore");
   if (cluster == nullptr) {
     std::map<std::string, Entry> entries;
     try {
@@ -535,11 +678,11 @@ bool Checkpoint::restore_from(const std::string& path, const CheckpointRestoreOp
         return false;
       throw;
     }
-    match(variables_, entries, path, options);
+    match(variables_, sharded_, entries, path, options);
     std::map<std::string, Tensor> values;
     for (auto& [key, entry] : entries)
       values.emplace(key, std::move(entry.value));
-    assign_all(variables_, values);
+    assign_values(std::move(values));
     return true;
   }
   require_collectives_possible("Checkpoint::restore");
@@ -553,7 +696,7 @@ bool Checkpoint::restore_from(const std::string& path, const CheckpointRestoreOp
   if (worker == 0) {
     try {
       entries = parse(read_file(path), path);
-      match(variables_, entries, path, options);
+      match(variables_, sharded_, entries, path, options);
     } catch (const Error& e) {
       own = e;
       mine = ChiefReport::from(e);

@@ -2,16 +2,26 @@
 
 #include <string>
 
+#include <troupe/actors/coordinator_messages.hpp>
 #include <troupe/actors/runtime_impl.hpp>
 
 namespace troupe::internal {
 
-const std::vector<uint8_t>& fetch_outcome(RuntimeImpl& runtime, const ClosureOutcome& outcome, ClosureId id) {
-  const std::string what = "RemoteValue.fetch of closure " + std::to_string(id);
+RemoteValueStatus outcome_status(const ClosureOutcome& outcome) noexcept {
+  return outcome.done.done() ? outcome.status : RemoteValueStatus::not_ready;
+}
+
+const std::vector<uint8_t>& fetch_outcome(RuntimeImpl& runtime, const ClosureOutcome& outcome, uint64_t closure_id) {
+  const std::string what = "RemoteValue.fetch of closure " + std::to_string(closure_id);
   runtime.wait(outcome.done, what.c_str());
   if (outcome.status != RemoteValueStatus::ready)
     fail(outcome.code, outcome.error);
   return outcome.value;
+}
+
+void fail_empty_remote_value() {
+  fail(Errc::failed_precondition, "RemoteValue.fetch on an empty RemoteValue: only ClusterCoordinator.schedule "
+                                  "makes one that holds a result");
 }
 
 } // namespace troupe::internal

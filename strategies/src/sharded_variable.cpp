@@ -1,6 +1,9 @@
 #include <troupe/strategies/sharded_variable.hpp>
 #include <troupe/strategies/sharded_variable_factory.hpp>
 
+#include <troupe/actors/request_error.hpp>
+
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <chrono>
@@ -10,6 +13,7 @@
 
 #include <troupe/actors/completion.hpp>
 #include <troupe/actors/runtime_impl.hpp>
+#include <troupe/actors/worker_context.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/type_ids.hpp>
@@ -46,13 +50,6 @@ std::string describe(const Tensor& t) {
   return std::string{name(t.dtype())} + " with shape " + t.shape().to_string();
 }
 
-Errc code_of(const caf::error& err) {
-  if (err.category() == caf::atom("troupe"))
-    return static_cast<Errc>(err.code());
-  if (err == caf::sec::request_timeout)
-    return Errc::timeout;
-  return Errc::peer_lost; // the server exited or is unreachable
-}
 
 std::string server_name(const ShardedVariableState& state, int64_t shard) {
   return "parameter server " + RoundRobinPlacement::device(state.ps_tasks[static_cast<std::size_t>(shard)]).to_string();
@@ -63,9 +60,13 @@ std::string server_name(const ShardedVariableState& state, int64_t shard) {
 /// throws Error for the first failure, naming the variable, the shard and
 /// the server. Every request has the collective timeout as its deadline, so
 /// a dead or silent server ends the wait.
+/// With `missing_ok`, a request the server answers with Error(not_found)
+/// leaves its reply empty instead of failing the call (optimizer slots that
+/// do not exist yet).
 template <class Reply, class Msg>
-std::vector<Reply> fan_out(const ShardedVariableState& state, std::vector<ShardRequest<Msg>> requests,
-                           const char* what) {
+std::vector<std::optional<Reply>> fan_out_optional(const ShardedVariableState& state,
+                                                   std::vector<ShardRequest<Msg>> requests, const char* what,
+                                                   bool missing_ok) {
   auto slot = std::make_shared<FanOutSlot<Reply>>();
   slot->replies.resize(requests.size());
   slot->pending = requests.size();
@@ -81,16 +82,21 @@ std::vector<Reply> fan_out(const ShardedVariableState& state, std::vector<ShardR
   for (const auto& request : requests)
     targets.push_back(state.servers[static_cast<std::size_t>(request.shard)]);
   state.runtime->system().spawn([slot, requests = std::move(requests), servers = std::move(servers),
-                                 targets = std::move(targets), timeout, context](caf::event_based_actor* self) {
+                                 targets = std::move(targets), timeout, context,
+                                 missing_ok](caf::event_based_actor* self) {
     for (std::size_t i = 0; i < requests.size(); ++i) {
       auto finish = [slot] {
         if (--slot->pending == 0)
           slot->done.set();
       };
-      auto on_error = [slot, self, i, finish, context, server = servers[i], shard = requests[i].shard](
-                        caf::error& err) {
+      auto on_error = [slot, self, i, finish, context, server = servers[i], shard = requests[i].shard,
+                       missing_ok](caf::error& err) {
+        if (missing_ok && request_errc(err) == Errc::not_found) {
+          finish();
+          return;
+        }
         if (!slot->error) {
-          slot->code = code_of(err);
+          slot->code = request_errc(err);
           slot->error = context + " of shard " + std::to_string(shard) + " on " + server
                         + " failed: " + self->system().render(err)
                         + (slot->code == Errc::timeout ? "; is the server alive? TROUPE_COLLECTIVE_TIMEOUT_SECONDS sets the deadline" : "");
@@ -108,8 +114,14 @@ std::vector<Reply> fan_out(const ShardedVariableState& state, std::vector<ShardR
   state.runtime->wait(slot->done, context.c_str());
   if (slot->error)
     fail(slot->code, *slot->error);
+  return std::move(slot->replies);
+}
+
+template <class Reply, class Msg>
+std::vector<Reply> fan_out(const ShardedVariableState& state, std::vector<ShardRequest<Msg>> requests,
+                           const char* what) {
   std::vector<Reply> out;
-  for (auto& reply : slot->replies)
+  for (auto& reply : fan_out_optional<Reply>(state, std::move(requests), what, false))
     out.push_back(std::move(*reply));
   return out;
 }
@@ -118,7 +130,7 @@ std::vector<Reply> fan_out(const ShardedVariableState& state, std::vector<ShardR
 
 ShardedVariable make_sharded_variable(Runtime& runtime, const std::vector<caf::actor>& servers, std::string name,
                                       const Tensor& initial, const std::optional<Partitioner>& partitioner,
-                                      RoundRobinPlacement& placement) {
+                                      RoundRobinPlacement& placement, bool create_on_servers) {
   if (!initial.valid())
     fail(Errc::invalid_argument, "ShardedVariable '" + name + "': give it an initial value, not an empty tensor");
   if (static_cast<int>(servers.size()) != placement.num_ps())
@@ -134,6 +146,8 @@ ShardedVariable make_sharded_variable(Runtime& runtime, const std::vector<caf::a
   state->ps_tasks = placement.place(state->layout);
   for (int task : state->ps_tasks)
     state->servers.push_back(servers.at(static_cast<std::size_t>(task)));
+  if (!create_on_servers)
+    return ShardedVariable{std::move(state)};
   auto values = state->layout.split(initial);
   std::vector<ShardRequest<PsCreateMsg>> requests;
   for (int64_t i = 0; i < state->layout.num_shards(); ++i)
@@ -192,11 +206,9 @@ Tensor gather_rows(const ShardedVariableState& state, const Tensor& ids, Attempt
   return out;
 }
 
-void update_shards(const ShardedVariableState& state, UpdateOp op, const Tensor& value, AttemptId attempt) {
+void update_shards(const ShardedVariableState& state, UpdateOp op, const Tensor& value, AttemptId attempt,
+                   const std::vector<double>& hyper) {
   const std::string context = "ShardedVariable '" + state.name + "': " + to_string(op);
-  if (attempt.function != 0)
-    fail(Errc::not_supported, context + " under " + to_string(attempt)
-                                + ": staged updates come with the worker actor; update immediately instead");
   if (!value.valid())
     fail(Errc::invalid_argument, context + ": the value is an empty tensor");
   if (value.dtype() != state.dtype)
@@ -208,12 +220,126 @@ void update_shards(const ShardedVariableState& state, UpdateOp op, const Tensor&
                                  + " but the variable has shape " + state.layout.full_shape().to_string()
                                  + "; pass the full variable's shape");
   auto parts = state.layout.split(value);
+  if (attempt.function != 0) {
+    // Inside a scheduled function: staged under its attempt, applied when the
+    // coordinator commits the attempt (exactly once, all or nothing).
+    auto* worker = WorkerContext::current();
+    if (!worker || !(worker->attempt() == attempt))
+      fail(Errc::internal, context + ": staging under " + to_string(attempt) + " outside that attempt's worker");
+    std::vector<WorkerContext::StageTarget> targets;
+    for (int64_t i = 0; i < state.layout.num_shards(); ++i)
+      targets.push_back({state.ps_tasks[static_cast<std::size_t>(i)], state.servers[static_cast<std::size_t>(i)],
+                         context + " of shard " + std::to_string(i) + " on " + server_name(state, i),
+                         ShardUpdate{ShardKey{state.variable_id, static_cast<int32_t>(i), 0}, op,
+                                     parts[static_cast<std::size_t>(i)], hyper}});
+    worker->stage(std::move(targets));
+    return;
+  }
   std::vector<ShardRequest<PsApplyMsg>> requests;
   for (int64_t i = 0; i < state.layout.num_shards(); ++i)
     requests.push_back({i, PsApplyMsg{ShardUpdate{ShardKey{state.variable_id, static_cast<int32_t>(i), 0}, op,
-                                                  parts[static_cast<std::size_t>(i)], {}}}});
+                                                  parts[static_cast<std::size_t>(i)], hyper}}});
   (void) fan_out<NoReply>(state, std::move(requests), to_string(op));
 }
+
+AttemptId current_attempt() {
+  auto* worker = WorkerContext::current();
+  return worker ? worker->attempt() : AttemptId{};
+}
+
+// -- optimizer slots ------------------------------------------------------------------
+
+namespace {
+
+// Momentum's accumulator and Adam's m share slot 1 (parameter_server_messages.hpp).
+static_assert(momentum_slot == adam_m_slot);
+constexpr int32_t optimizer_slots[] = {adam_m_slot, adam_v_slot, adam_iterations_slot};
+
+/// The value a slot has before the first optimizer step: zeros of the
+/// shard's shape, or an iteration count of 0.
+Tensor never_updated(const ShardedVariableState& state, int32_t slot, int64_t shard) {
+  if (slot == adam_iterations_slot)
+    return Tensor(int64_t{0});
+  return Tensor::zeros(state.layout.shard_shape(shard), state.dtype);
+}
+
+void require_coordinator(const ShardedVariableState& state, const char* method) {
+  if (WorkerContext::current())
+    fail(Errc::failed_precondition,
+         "ShardedVariable '" + state.name + "': " + method + " inside a scheduled function: optimizer slots are "
+           "read and set on the coordinator, between scheduled functions (as a checkpoint's save and restore do)");
+}
+
+/// The slot name's index, or 0 for a name that is none of them.
+int32_t slot_of_name(const std::string& name) {
+  if (name == "momentum" || name == "m")
+    return adam_m_slot;
+  if (name == "v")
+    return adam_v_slot;
+  if (name == "iterations")
+    return adam_iterations_slot;
+  return 0;
+}
+
+/// Per optimizer slot, per shard: the slot's value on that shard's server,
+/// or nothing where it does not exist (never updated).
+using SlotShards = std::map<int32_t, std::vector<std::optional<Tensor>>>;
+
+/// Every optimizer slot of every shard, read at once.
+SlotShards read_slot_shards(const ShardedVariableState& state) {
+  std::vector<ShardRequest<PsReadMsg>> requests;
+  for (int32_t slot : optimizer_slots)
+    for (int64_t i = 0; i < state.layout.num_shards(); ++i)
+      requests.push_back({i, PsReadMsg{ShardKey{state.variable_id, static_cast<int32_t>(i), slot}, {}}});
+  auto replies = fan_out_optional<Tensor>(state, std::move(requests), "reading the optimizer slots", true);
+  SlotShards held;
+  std::size_t next = 0;
+  for (int32_t slot : optimizer_slots) {
+    auto& shards = held[slot];
+    for (int64_t i = 0; i < state.layout.num_shards(); ++i) {
+      auto& reply = replies[next++];
+      // Checked, as anything received: a slot of another shape would corrupt the joined value.
+      if (reply) {
+        const Tensor expected = never_updated(state, slot, i);
+        if (reply->dtype() != expected.dtype() || reply->shape() != expected.shape())
+          fail(Errc::data_loss, "ShardedVariable '" + state.name + "': slot " + std::to_string(slot) + " of shard "
+                                  + std::to_string(i) + " on " + server_name(state, i) + " is " + describe(*reply)
+                                  + ", not " + describe(expected));
+      }
+      shards.push_back(std::move(reply));
+    }
+  }
+  return held;
+}
+
+/// Sets slot s of shard i to values[s][i] (created where it does not exist
+/// yet); slots missing from `values` that exist go back to never updated.
+void write_slot_shards(const ShardedVariableState& state, const std::map<int32_t, std::vector<Tensor>>& values) {
+  const auto held = read_slot_shards(state);
+  std::vector<ShardRequest<PsCreateMsg>> creates;
+  std::vector<ShardRequest<PsApplyMsg>> assigns;
+  for (int32_t slot : optimizer_slots) {
+    const auto wanted = values.find(slot);
+    for (int64_t i = 0; i < state.layout.num_shards(); ++i) {
+      const bool exists = held.at(slot)[static_cast<std::size_t>(i)].has_value();
+      const ShardKey key{state.variable_id, static_cast<int32_t>(i), slot};
+      if (wanted != values.end()) {
+        const Tensor& value = wanted->second.at(static_cast<std::size_t>(i));
+        if (exists)
+          assigns.push_back({i, PsApplyMsg{ShardUpdate{key, UpdateOp::ASSIGN, value, {}}}});
+        else
+          creates.push_back({i, PsCreateMsg{key, state.name, value}});
+      } else if (exists) {
+        // Not given: back to never updated, so the servers hold exactly what was asked.
+        assigns.push_back({i, PsApplyMsg{ShardUpdate{key, UpdateOp::ASSIGN, never_updated(state, slot, i), {}}}});
+      }
+    }
+  }
+  (void) fan_out<NoReply>(state, std::move(creates), "creating optimizer slots");
+  (void) fan_out<NoReply>(state, std::move(assigns), "assigning optimizer slots");
+}
+
+} // namespace
 
 } // namespace troupe::internal
 
@@ -231,7 +357,8 @@ DeviceSpec ShardedVariable::Shard::device() const {
 
 Tensor ShardedVariable::Shard::read_value() const {
   std::vector<internal::ShardRequest<internal::PsReadMsg>> requests;
-  requests.push_back({index_, internal::PsReadMsg{{state_->variable_id, static_cast<int32_t>(index_), 0}, {}}});
+  requests.push_back({index_, internal::PsReadMsg{{state_->variable_id, static_cast<int32_t>(index_), 0},
+                                                  internal::current_attempt()}});
   return internal::fan_out<Tensor>(*state_, std::move(requests), "read").at(0);
 }
 
@@ -265,23 +392,109 @@ ShardedVariable::Shard ShardedVariable::shard(int64_t i) const {
 }
 
 Tensor ShardedVariable::read_value() const {
-  return state_->layout.concat(internal::read_shards(*state_));
+  return state_->layout.concat(internal::read_shards(*state_, internal::current_attempt()));
 }
 
 Tensor ShardedVariable::embedding_lookup(const Tensor& ids) const {
-  return internal::gather_rows(*state_, ids);
+  return internal::gather_rows(*state_, ids, internal::current_attempt());
 }
 
 void ShardedVariable::assign(const Tensor& value) {
-  internal::update_shards(*state_, internal::UpdateOp::ASSIGN, value);
+  internal::update_shards(*state_, internal::UpdateOp::ASSIGN, value, internal::current_attempt());
 }
 
 void ShardedVariable::assign_add(const Tensor& delta) {
-  internal::update_shards(*state_, internal::UpdateOp::ASSIGN_ADD, delta);
+  internal::update_shards(*state_, internal::UpdateOp::ASSIGN_ADD, delta, internal::current_attempt());
 }
 
 void ShardedVariable::assign_sub(const Tensor& delta) {
-  internal::update_shards(*state_, internal::UpdateOp::ASSIGN_SUB, delta);
+  internal::update_shards(*state_, internal::UpdateOp::ASSIGN_SUB, delta, internal::current_attempt());
+}
+
+void ShardedVariable::apply_momentum(const Tensor& gradient, const MomentumOptions& options) {
+  if (options.nesterov)
+    fail(Errc::not_supported, "ShardedVariable '" + state_->name + "': apply_momentum with nesterov = true is not "
+                              "applied on parameter servers; use nesterov = false");
+  internal::update_shards(*state_, internal::UpdateOp::APPLY_MOMENTUM, gradient, internal::current_attempt(),
+                          {options.learning_rate, options.momentum});
+}
+
+void ShardedVariable::apply_adam(const Tensor& gradient, const AdamOptions& options) {
+  internal::update_shards(*state_, internal::UpdateOp::APPLY_ADAM, gradient, internal::current_attempt(),
+                          {options.learning_rate, options.beta_1, options.beta_2, options.epsilon});
+}
+
+std::map<std::string, Tensor> ShardedVariable::read_slots() const {
+  using namespace internal;
+  require_coordinator(*state_, "read_slots");
+  const auto held = read_slot_shards(*state_);
+  auto exists_anywhere = [&](int32_t slot) {
+    const auto& shards = held.at(slot);
+    return std::any_of(shards.begin(), shards.end(), [](const auto& t) { return t.has_value(); });
+  };
+  auto shard_value = [&](int32_t slot, int64_t i) {
+    const auto& value = held.at(slot)[static_cast<std::size_t>(i)];
+    return value ? *value : never_updated(*state_, slot, i);
+  };
+  auto joined = [&](int32_t slot) {
+    std::vector<Tensor> parts;
+    for (int64_t i = 0; i < num_shards(); ++i)
+      parts.push_back(shard_value(slot, i));
+    return state_->layout.concat(parts);
+  };
+  std::map<std::string, Tensor> slots;
+  // Adam writes all three slots at its first step, momentum only slot 1.
+  if (exists_anywhere(adam_v_slot) || exists_anywhere(adam_iterations_slot)) {
+    slots.emplace("m", joined(adam_m_slot));
+    slots.emplace("v", joined(adam_v_slot));
+    std::vector<int64_t> counts;
+    for (int64_t i = 0; i < num_shards(); ++i)
+      counts.push_back(shard_value(adam_iterations_slot, i).item<int64_t>());
+    slots.emplace("iterations", Tensor::from_vector<int64_t>(counts));
+  } else if (exists_anywhere(momentum_slot)) {
+    slots.emplace("momentum", joined(momentum_slot));
+  }
+  return slots;
+}
+
+void ShardedVariable::assign_slots(const std::map<std::string, Tensor>& slots) {
+  using namespace internal;
+  const std::string context = "ShardedVariable '" + state_->name + "': assign_slots";
+  require_coordinator(*state_, "assign_slots");
+  if (slots.count("momentum") != 0 && slots.size() > 1)
+    fail(Errc::invalid_argument, context + ": \"momentum\" (SGD with momentum) comes alone, but Adam's slots are "
+                                   "given too; pass {\"momentum\"} or {\"m\", \"v\", \"iterations\"}");
+  std::map<int32_t, std::vector<Tensor>> values;
+  for (const auto& [slot_name, value] : slots) {
+    const int32_t slot = slot_of_name(slot_name);
+    const std::string what = context + ": slot \"" + slot_name + "\"";
+    if (slot == 0)
+      fail(Errc::invalid_argument, what + " is not an optimizer slot; the slots are \"momentum\", \"m\", \"v\" "
+                                          "and \"iterations\"");
+    if (!value.valid())
+      fail(Errc::invalid_argument, what + " is an empty tensor");
+    if (slot != adam_iterations_slot) {
+      if (value.dtype() != state_->dtype)
+        fail(Errc::dtype_mismatch, what + " is " + describe(value) + " but the variable is "
+                                     + std::string{troupe::name(state_->dtype)} + "; a slot has the variable's dtype");
+      if (value.shape() != shape())
+        fail(Errc::shape_mismatch, what + " has shape " + value.shape().to_string() + " but the variable has shape "
+                                     + shape().to_string() + "; pass the full variable's slot");
+      values[slot] = state_->layout.split(value);
+      continue;
+    }
+    const auto shards = static_cast<std::size_t>(num_shards());
+    if (value.dtype() != DType::int64 || value.rank() > 1 || (value.rank() == 1 && value.shape()[0] != num_shards()))
+      fail(Errc::invalid_argument, what + " is " + describe(value) + "; pass an int64 scalar (every shard's count) "
+                                     "or an int64 vector of one count per shard (" + std::to_string(shards) + ")");
+    const auto counts = value.to_vector<int64_t>();
+    for (int64_t count : counts)
+      if (count < 0)
+        fail(Errc::invalid_argument, what + " holds the negative count " + std::to_string(count));
+    for (std::size_t i = 0; i < shards; ++i)
+      values[slot].push_back(Tensor(counts[counts.size() == 1 ? 0 : i]));
+  }
+  write_slot_shards(*state_, values);
 }
 
 } // namespace troupe

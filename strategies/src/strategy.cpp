@@ -36,6 +36,7 @@ StrategyScope Strategy::scope() {
 
 Variable Strategy::create_variable(const Tensor& initial, const VariableOptions& options) {
   detail::require_strategy_scope(*this, "create_variable");
+  extended_->check_variable_creation();
   // Every worker starts from the chief's (worker 0's) value, as in TensorFlow.
   const Tensor value = initial.valid() ? extended_->cross_device_ops().broadcast(initial) : initial;
   auto state = internal::new_variable_state(*this, value, options, extended_->variable_devices());

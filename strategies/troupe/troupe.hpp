@@ -41,16 +41,23 @@
 #include <troupe/collectives/reduce_op.hpp>
 
 #include <troupe/strategies/checkpoint.hpp>
+#include <troupe/strategies/closure_codec.hpp>
+#include <troupe/strategies/cluster_coordinator.hpp>
 #include <troupe/strategies/distributed_dataset.hpp>
 #include <troupe/strategies/distributed_values.hpp>
 #include <troupe/strategies/mirrored_strategy.hpp>
 #include <troupe/strategies/multi_worker_mirrored_strategy.hpp>
 #include <troupe/strategies/one_device_strategy.hpp>
+#include <troupe/strategies/parameter_server_strategy.hpp>
+#include <troupe/strategies/per_worker.hpp>
 #include <troupe/strategies/partitioners.hpp>
 #include <troupe/strategies/reduce_destination.hpp>
+#include <troupe/strategies/remote_function.hpp>
+#include <troupe/strategies/remote_value.hpp>
 #include <troupe/strategies/replica_context.hpp>
 #include <troupe/strategies/round_robin_placement.hpp>
 #include <troupe/strategies/shard_layout.hpp>
+#include <troupe/strategies/sharded_variable.hpp>
 #include <troupe/strategies/strategy.hpp>
 #include <troupe/strategies/strategy_extended.hpp>
 #include <troupe/strategies/strategy_scope.hpp>

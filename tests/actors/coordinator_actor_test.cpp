@@ -64,7 +64,7 @@ struct FakeWorkerScript {
 
 /// Runs "echo" closures as "<args>@<worker>#<attempt>" and fails "fail" closures.
 ClosureFinishedMsg run_closure(const FakeWorkerScript& script, const RunClosureMsg& run) {
-  ClosureFinishedMsg out{run.id, run.attempt, true, {}, Errc::internal, {}};
+  ClosureFinishedMsg out{run.id, run.attempt, true, {}, Errc::internal, {}, {}};
   if (run.spec.function_name == "fail") {
     out.ok = false;
     out.code = Errc::invalid_argument;

@@ -90,7 +90,7 @@ TEST_CASE("coordinator wire messages survive serialisation", "[actors][coordinat
     CHECK(in.coordinator == coordinator);
   }
   SECTION("ClosureFinishedMsg with a value") {
-    ClosureFinishedMsg out{7, 2, true, payload(1000), Errc::internal, {}};
+    ClosureFinishedMsg out{7, 2, true, payload(1000), Errc::internal, {}, {}};
     ClosureFinishedMsg in;
     REQUIRE_FALSE(deserialize(w.sys, serialized(w.sys, out), in));
     CHECK(in.id == 7);
@@ -99,7 +99,7 @@ TEST_CASE("coordinator wire messages survive serialisation", "[actors][coordinat
     CHECK(in.value == payload(1000));
   }
   SECTION("ClosureFinishedMsg with an error") {
-    ClosureFinishedMsg out{8, 1, false, {}, Errc::shape_mismatch, "shapes (2) and (3) differ"};
+    ClosureFinishedMsg out{8, 1, false, {}, Errc::shape_mismatch, "shapes (2) and (3) differ", {}};
     ClosureFinishedMsg in;
     REQUIRE_FALSE(deserialize(w.sys, serialized(w.sys, out), in));
     CHECK(in.id == 8);
@@ -108,6 +108,14 @@ TEST_CASE("coordinator wire messages survive serialisation", "[actors][coordinat
     CHECK(in.value.empty());
     CHECK(in.code == Errc::shape_mismatch);
     CHECK(in.error == "shapes (2) and (3) differ");
+  }
+  SECTION("ClosureFinishedMsg with the updates staged per parameter server") {
+    ClosureFinishedMsg out{11, 3, true, payload(5), Errc::internal, {}, {0, 7, 0, 4000000000u}};
+    ClosureFinishedMsg in;
+    REQUIRE_FALSE(deserialize(w.sys, serialized(w.sys, out), in));
+    CHECK(in.id == 11);
+    CHECK(in.value == payload(5));
+    CHECK(in.staged_per_server == std::vector<uint32_t>{0, 7, 0, 4000000000u});
   }
   SECTION("ClosureAttemptEndedMsg") {
     ClosureAttemptEndedMsg out{9, 4, AttemptOutcome::aborted,
@@ -128,7 +136,7 @@ TEST_CASE("every runtime registers the coordinator wire messages for remote send
   auto& sys = rt.impl().system();
   // A message of an unregistered type serialises to nothing (CAF-NOTES, pitfall 2).
   auto out = caf::make_message(RunClosureMsg{1, 1, 0, ClosureSpec{"f", payload(3)}, caf::actor{}},
-                               ClosureFinishedMsg{1, 1, true, payload(4), Errc::internal, {}},
+                               ClosureFinishedMsg{1, 1, true, payload(4), Errc::internal, {}, {3, 0, 2}},
                                ClosureAttemptEndedMsg{1, 1, AttemptOutcome::finished, {}});
   auto bytes = serialized(sys, out);
   REQUIRE_FALSE(bytes.empty());
@@ -138,6 +146,7 @@ TEST_CASE("every runtime registers the coordinator wire messages for remote send
   CHECK(in.get_as<RunClosureMsg>(0).spec.function_name == "f");
   CHECK(in.get_as<RunClosureMsg>(0).spec.args == payload(3));
   CHECK(in.get_as<ClosureFinishedMsg>(1).value == payload(4));
+  CHECK(in.get_as<ClosureFinishedMsg>(1).staged_per_server == std::vector<uint32_t>{3, 0, 2});
   CHECK(in.get_as<ClosureAttemptEndedMsg>(2).outcome == AttemptOutcome::finished);
 }
 
@@ -147,7 +156,7 @@ TEST_CASE(
   WireSystem w;
 
   SECTION("a value cut short names the bytes it lacks") {
-    ClosureFinishedMsg out{7, 2, true, payload(1000), Errc::internal, {}};
+    ClosureFinishedMsg out{7, 2, true, payload(1000), Errc::internal, {}, {}};
     auto bytes = serialized(w.sys, out);
     bytes.resize(bytes.size() - 600); // cut inside the value
     ClosureFinishedMsg in;
@@ -171,6 +180,43 @@ TEST_CASE(
     CHECK_THAT(r.text,
                Contains("an attempt's reason") && Contains("exceeds the limit of 65536 bytes"));
     CHECK(in.reason.empty());
+  }
+  SECTION("staged counts for more parameter servers than the limit are refused before allocating") {
+    // The wire layout of ClosureFinishedMsg with a count list one entry too
+    // long, its entries all present.
+    std::vector<uint32_t> counts(max_parameter_servers + 1, 1);
+    std::vector<char> bytes;
+    {
+      caf::binary_serializer sink(w.sys, bytes);
+      REQUIRE_FALSE(sink(uint64_t{9}, uint32_t{1}, true, std::vector<uint8_t>{}, Errc::internal, std::string{}, counts));
+    }
+    ClosureFinishedMsg in;
+    in.staged_per_server = {5};
+    const auto r = refusal(w.sys, deserialize(w.sys, bytes, in));
+    CHECK(r.code == Errc::data_loss);
+    CHECK_THAT(r.text, Contains("staged_per_server") && Contains("exceed the limit of 65536 entries"));
+    CHECK(in.staged_per_server == std::vector<uint32_t>{5}); // untouched
+  }
+  SECTION("a staged count list longer than its bytes is refused before allocating") {
+    std::vector<char> bytes;
+    {
+      caf::binary_serializer sink(w.sys, bytes);
+      REQUIRE_FALSE(sink(uint64_t{9}, uint32_t{1}, true, std::vector<uint8_t>{}, Errc::internal, std::string{},
+                         std::vector<uint32_t>(1000, 1)));
+    }
+    bytes.resize(bytes.size() - 2000); // half the counts are missing
+    ClosureFinishedMsg in;
+    const auto r = refusal(w.sys, deserialize(w.sys, bytes, in));
+    CHECK(r.code == Errc::data_loss);
+    CHECK_THAT(r.text, Contains("staged_per_server") && Contains("1000 entries need more than the 2000 bytes"));
+  }
+  SECTION("a sender refuses to write more staged counts than the limit") {
+    ClosureFinishedMsg out{9, 1, true, {}, Errc::internal, {}, std::vector<uint32_t>(max_parameter_servers + 1, 0)};
+    std::vector<char> bytes;
+    caf::binary_serializer sink(w.sys, bytes);
+    const auto r = refusal(w.sys, sink(out));
+    CHECK(r.code == Errc::data_loss);
+    CHECK_THAT(r.text, Contains("staged_per_server") && Contains("exceeds the limit of 65536 entries"));
   }
   SECTION("a function name over the limit is refused") {
     std::string name(max_function_name_bytes + 1, 'f');
@@ -199,7 +245,7 @@ TEST_CASE(
     const auto r1 = refusal(w.sys, deserialize(w.sys, serialized(w.sys, outcome), outcome_in));
     CHECK(r1.code == Errc::data_loss);
     CHECK_THAT(r1.text, Contains("outcome") && Contains("unknown value 7"));
-    ClosureFinishedMsg finished{9, 1, false, {}, static_cast<Errc>(200), "x"};
+    ClosureFinishedMsg finished{9, 1, false, {}, static_cast<Errc>(200), "x", {}};
     ClosureFinishedMsg finished_in;
     const auto r2 = refusal(w.sys, deserialize(w.sys, serialized(w.sys, finished), finished_in));
     CHECK(r2.code == Errc::data_loss);

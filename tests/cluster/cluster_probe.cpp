@@ -19,6 +19,9 @@
 //   cluster_probe finish                       many collectives, then exit at once
 //   cluster_probe variables [--replicas N]     NONE / ONLY_FIRST_REPLICA writes across workers
 //   cluster_probe shuffle                      an unseeded shuffle distributed with DATA sharding
+//   cluster_probe members | ps_lost | ps_frozen  a parameter-server cluster (chief, workers,
+//                                              ps): the members each task sees; ps:0 killed
+//                                              or stopped (ps_cluster_scenarios.hpp)
 // It prints "PROBE <what>" lines for the test to check and exits 0 when what
 // it observed is what the scenario expects of it; a survivor of kill or
 // freeze exits 10 instead, so that troupe-launch stops the stopped victim
@@ -37,6 +40,8 @@
 #include <vector>
 
 #include <troupe/troupe.hpp>
+
+#include "ps_cluster_scenarios.hpp"
 
 using namespace troupe;
 
@@ -440,6 +445,8 @@ int main(int argc, char** argv) {
     std::cout << "PROBE JOINED task " << resolver->task_type() << ":" << task << std::endl;
     if (scenario == "join")
       return 0;
+    if (scenario == "members" || scenario == "ps_lost" || scenario == "ps_frozen")
+      return troupe::testing::run_ps_cluster_scenario(rt, scenario);
     if (scenario == "hold" && argc > 2) {
       // Stays in the cluster while the test starts other processes against it.
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);

@@ -581,3 +581,72 @@ TEST_CASE("workers on distinct addresses in network namespaces form a cluster", 
   CHECK_THAT(w0.out(), Contains("PROBE OK collectives over 2 replicas"));
   CHECK_THAT(w1.out(), Contains("PROBE OK collectives over 2 replicas"));
 }
+
+TEST_CASE("a chief, 2 workers and a parameter server started by troupe-launch --ps form one cluster and end with the chief",
+          "[cluster]") {
+  auto r = run_launcher({"--workers", "2", "--ps", "1", "--grace-seconds", "30", "--timeout-seconds", "90", "--", probe,
+                         "members"},
+                        {}, std::chrono::seconds(100));
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  auto lines = probe_lines(r.out);
+  const std::string everyone = "members=chief:0,worker:0,worker:1,ps:0 workers=worker:0,worker:1 ps=ps:0";
+  // Collectives keep spanning the chief and the workers only.
+  const std::string collective = " collective=chief:0,worker:0,worker:1";
+  CHECK(find_line(lines["chief:0"], "PROBE MEMBER") == "PROBE MEMBER chief:0 " + everyone + collective + " rank=0");
+  CHECK(find_line(lines["worker:0"], "PROBE MEMBER") == "PROBE MEMBER worker:0 " + everyone + collective + " rank=1");
+  CHECK(find_line(lines["worker:1"], "PROBE MEMBER") == "PROBE MEMBER worker:1 " + everyone + collective + " rank=2");
+  CHECK(find_line(lines["ps:0"], "PROBE MEMBER") == "PROBE MEMBER ps:0 " + everyone + collective + " rank=-1");
+  // The chief reached an actor on every other task.
+  for (const char* task : {"worker:0", "worker:1", "ps:0"})
+    CHECK_FALSE(find_line(lines["chief:0"], std::string("PROBE REACHED ") + task).empty());
+  // Every other task learned that the chief left, and exited on its own well
+  // within the grace period: the launcher stopped nobody.
+  for (const char* task : {"worker:0", "worker:1", "ps:0"}) {
+    CAPTURE(task);
+    CHECK_THAT(find_line(lines[task], "PROBE SAW chief:0"), Contains("PROBE SAW chief:0 left"));
+  }
+  CHECK_THAT(r.err, !Contains("stopping the tasks still running"));
+  CHECK(r.seconds < 30);
+}
+
+TEST_CASE("a killed parameter server is seen as lost by the chief within the peer timeout", "[cluster]") {
+  auto r = run_launcher({"--workers", "1", "--ps", "1", "--grace-seconds", "30", "--timeout-seconds", "90", "--", probe,
+                         "ps_lost"},
+                        {{"TROUPE_PEER_TIMEOUT_SECONDS", "4"}}, std::chrono::seconds(100));
+  INFO(r.out << r.err);
+  auto lines = probe_lines(r.out);
+  const auto died = find_line(lines["ps:0"], "PROBE VICTIM ps:0 dies");
+  REQUIRE_FALSE(died.empty());
+  const auto lost = find_line(lines["chief:0"], "PROBE LOST ps:0");
+  REQUIRE_FALSE(lost.empty());
+  CHECK_THAT(lost, Contains("left=0") && Contains("control connection went down"));
+  const double after = time_in(lost) - time_in(died);
+  CAPTURE(after);
+  CHECK(after < 4.0);
+  // The job's status is the chief's; the launcher names the killed ps task.
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.err, Contains("task ps:0 (pid ") && Contains("SIGKILL"));
+}
+
+TEST_CASE("a frozen parameter server is seen as lost by the chief within the peer timeout", "[cluster]") {
+  // No socket closes: CAF's heartbeat timeout on the control connection decides.
+  auto r = run_launcher({"--workers", "1", "--ps", "1", "--grace-seconds", "1", "--timeout-seconds", "90", "--", probe,
+                         "ps_frozen"},
+                        {{"TROUPE_PEER_TIMEOUT_SECONDS", "2"}, {"TROUPE_PEER_HEARTBEAT_SECONDS", "0.2"}},
+                        std::chrono::seconds(100));
+  INFO(r.out << r.err);
+  auto lines = probe_lines(r.out);
+  const auto stopped = find_line(lines["ps:0"], "PROBE VICTIM ps:0 stops");
+  REQUIRE_FALSE(stopped.empty());
+  const auto lost = find_line(lines["chief:0"], "PROBE LOST ps:0");
+  REQUIRE_FALSE(lost.empty());
+  CHECK_THAT(lost, Contains("left=0"));
+  const double after = time_in(lost) - time_in(stopped);
+  CAPTURE(after);
+  // The peer timeout, with 0.5 s of slack for a busy 2-core machine.
+  CHECK(after < 2.0 + 0.5);
+  // The chief's status; the launcher stopped the frozen ps task after the grace period.
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.err, Contains("stopping the tasks still running 1 s after the coordinator exited: ps:0 (pid "));
+}

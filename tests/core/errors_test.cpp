@@ -28,6 +28,7 @@ TEST_CASE("every error code has its own snake_case name", "[core][errors]") {
     {Errc::data_loss, "data_loss"},
     {Errc::internal, "internal"},
     {Errc::deadlock, "deadlock"},
+    {Errc::unknown, "unknown"},
   };
   std::set<std::string_view> seen;
   for (const auto& c : cases) {

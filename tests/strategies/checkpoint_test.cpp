@@ -12,43 +12,19 @@
 
 #include <support/runtime_modes.hpp>
 #include <support/test_process.hpp>
+#include <support/temp_files.hpp>
 
 using namespace troupe;
 using Catch::Matchers::Contains;
 using troupe::testing::cpu_devices;
 
 namespace fs = std::filesystem;
+using troupe::testing::TempDir;
+using troupe::testing::read_bytes;
+using troupe::testing::write_bytes;
 
 namespace {
 
-/// A fresh directory under the system's temporary directory, removed at the end.
-class TempDir {
-public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path()
-            / ("troupe_checkpoint_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  [[nodiscard]] std::string file(const std::string& name) const { return (path_ / name).string(); }
-
-private:
-  fs::path path_;
-};
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
 
 Tensor floats(std::vector<float> values, Shape shape) {
   return Tensor::from_vector<float>(values, std::move(shape));

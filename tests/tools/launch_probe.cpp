@@ -14,6 +14,9 @@
 //   --wait-stopped TASK P  before exiting, wait (at most 30 s) until file P
 //                        names a stopped process
 //   --hang TASK          sleep until killed
+//   --pid-file TASK P    write its pid to file P once set up
+//   --wait-reaped TASK P before exiting, wait (at most 30 s) until the process
+//                        whose pid file P holds is gone and reaped
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -46,6 +49,22 @@ bool stopped(const std::string& path) {
   return close != std::string::npos && close + 2 < content.size() && content[close + 2] == 'T';
 }
 
+// Whether the process whose pid file `path` holds is gone and reaped (no /proc entry).
+bool reaped(const std::string& path) {
+  std::ifstream pid_file(path);
+  int pid = 0;
+  if (!(pid_file >> pid))
+    return false;
+  return !std::filesystem::exists("/proc/" + std::to_string(pid));
+}
+
+// Written under another name and renamed, so that a reader never sees half a pid.
+void write_pid(const std::string& path) {
+  const std::string partial_file = path + ".partial";
+  std::ofstream(partial_file) << ::getpid() << "\n";
+  std::filesystem::rename(partial_file, path);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -59,6 +78,8 @@ int main(int argc, char** argv) {
   std::string wait_file;
   std::string stop_file;
   std::string wait_stopped_file;
+  std::string pid_file;
+  std::string wait_reaped_file;
   int exit_code = 0;
   int signal = 0;
   bool hang = false;
@@ -88,6 +109,11 @@ int main(int argc, char** argv) {
       const std::string& path = next();
       if (mine)
         (flag == "--stop" ? stop_file : wait_stopped_file) = path;
+    } else if (flag == "--pid-file" || flag == "--wait-reaped") {
+      const bool mine = matches(next());
+      const std::string& path = next();
+      if (mine)
+        (flag == "--pid-file" ? pid_file : wait_reaped_file) = path;
     } else if (flag == "--exit") {
       const bool mine = matches(next());
       const int code = std::stoi(next());
@@ -120,6 +146,8 @@ int main(int argc, char** argv) {
   std::printf("%s", partial.c_str());
   std::fflush(stdout);
 
+  if (!pid_file.empty())
+    write_pid(pid_file);
   if (!ready_file.empty())
     if (std::FILE* file = std::fopen(ready_file.c_str(), "w"))
       std::fclose(file);
@@ -128,11 +156,13 @@ int main(int argc, char** argv) {
     while (!std::filesystem::exists(wait_file) && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  if (!wait_reaped_file.empty()) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!reaped(wait_reaped_file) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   if (!stop_file.empty()) {
-    // Written under another name and renamed, so that a reader never sees half a pid.
-    const std::string partial_file = stop_file + ".partial";
-    std::ofstream(partial_file) << ::getpid() << "\n";
-    std::filesystem::rename(partial_file, stop_file);
+    write_pid(stop_file);
     std::raise(SIGSTOP);
   }
   if (!wait_stopped_file.empty()) {

@@ -288,6 +288,71 @@ TEST_CASE("troupe-launch lays out a chief, workers and parameter servers as TF d
                         "127.0.0.1 (ports "));
 }
 
+TEST_CASE("troupe-launch --ps adds a chief and names chief, worker and ps tasks in every TF_CONFIG", "[launch]") {
+  const auto run = run_launcher(with_probe({"--workers", "2", "--ps", "1"}, {}));
+  INFO("stderr:\n" << run.err);
+  REQUIRE(run.exit_code == 0);
+  // probe_reports reads the "[chief:0] " ... "[ps:0] " prefixes.
+  const TfConfig config = check_reports(probe_reports(run.out), {"chief:0", "worker:0", "worker:1", "ps:0"});
+  REQUIRE(config.cluster.size() == 3);
+  CHECK(config.cluster[0].first == "chief");
+  CHECK(config.cluster[1].first == "worker");
+  CHECK(config.cluster[2].first == "ps");
+  CHECK_THAT(run.err, Catch::StartsWith("troupe-launch: starting 1 chief, 2 workers and 1 parameter server"));
+}
+
+TEST_CASE("troupe-launch ends a ps cluster with its chief: the others get the grace period, are stopped and named, "
+          "and the status is the chief's",
+          "[launch]") {
+  const int chief_status = GENERATE(0, 3);
+  constexpr double grace = 1;
+  const auto run = run_launcher(with_probe({"--workers", "1", "--ps", "1", "--grace-seconds", "1"},
+                                           {"--hang", "worker:0", "--hang", "ps:0", "--exit", "chief:0",
+                                            std::to_string(chief_status)}));
+  INFO("stderr:\n" << run.err);
+  CHECK(run.exit_code == chief_status);
+  CHECK(run.seconds < grace + 5);
+  const std::string err = mask_pids(run.err);
+  CHECK_THAT(err, Catch::Contains("troupe-launch: the coordinator, task chief:0 (pid N), exited with status "
+                                  + std::to_string(chief_status) + "; the other tasks get 1 s to exit before SIGTERM\n"));
+  CHECK_THAT(err, Catch::Contains("troupe-launch: stopping the tasks still running 1 s after the coordinator exited: "
+                                  "worker:0 (pid N), ps:0 (pid N)\n"));
+  CHECK_THAT(err, Catch::Contains("task ps:0 (pid N) was killed by troupe-launch after the coordinator's exit and the "
+                                  "grace period (SIGTERM)"));
+}
+
+TEST_CASE("troupe-launch lets a ps cluster go on when a worker fails before the chief", "[launch]") {
+  // Worker 1 fails; the chief exits 0 once the launcher has reaped it, as a
+  // coordinator finishes its functions on the other workers.
+  const std::string dir = scratch_dir("ps_worker_fails");
+  const std::string pid_file = dir + "/worker1.pid";
+  const auto run = run_launcher(with_probe({"--workers", "2", "--ps", "1", "--grace-seconds", "20"},
+                                           {"--pid-file", "worker:1", pid_file, "--exit", "worker:1", "5",
+                                            "--wait-reaped", "chief:0", pid_file, "--hang", "worker:0", "--hang",
+                                            "ps:0"}));
+  std::filesystem::remove_all(dir);
+  INFO("stderr:\n" << run.err);
+  CHECK(run.exit_code == 0);
+  const std::string err = mask_pids(run.err);
+  CHECK_THAT(err, Catch::Contains("troupe-launch: task worker:1 (pid N) exited with status 5; the coordinator "
+                                  "chief:0 goes on with the other workers\n"));
+  // The chief's exit, not the worker's failure, started the grace period.
+  CHECK_THAT(err, !Catch::Contains("to finish before SIGTERM"));
+  CHECK_THAT(err, Catch::Contains("the coordinator, task chief:0 (pid N), exited with status 0"));
+}
+
+TEST_CASE("troupe-launch stops a ps cluster after the grace period when a ps task fails", "[launch]") {
+  const auto run = run_launcher(with_probe({"--workers", "1", "--ps", "1", "--grace-seconds", "1"},
+                                           {"--hang", "chief:0", "--hang", "worker:0", "--exit", "ps:0", "4"}));
+  INFO("stderr:\n" << run.err);
+  // The chief did not exit on its own: the failed ps task's status.
+  CHECK(run.exit_code == 4);
+  const std::string err = mask_pids(run.err);
+  CHECK_THAT(err, Catch::Contains("task ps:0 (pid N) exited with status 4; the other tasks get 1 s to finish before "
+                                  "SIGTERM"));
+  CHECK_THAT(err, Catch::Contains("task chief:0 (pid N) was killed by troupe-launch after the grace period (SIGTERM)"));
+}
+
 TEST_CASE("troupe-launch gives the evaluator a task but no place in the cluster", "[launch]") {
   const auto run = run_launcher(with_probe({"--workers", "1", "--evaluator"}, {}));
   INFO("stderr:\n" << run.err);

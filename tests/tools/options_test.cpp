@@ -91,9 +91,16 @@ TEST_CASE("troupe-launch option errors name the flag and the fix", "[launch]") {
     {{"--attach", "--workers", "4", "prog"}, "mpirun -n or srun -n"},
     {{"--attach", "--hosts", "a,,b", "prog"}, "--hosts \"a,,b\" has an empty host name"},
     {{"--workers", "2"}, "no program to launch"},
+    {{"--workers", "0", "--ps", "1", "prog"}, "--ps 1 with --workers 0 leaves the parameter servers without a worker"},
   }));
   INFO("args: " << Catch::Detail::stringify(c.args));
   CHECK_THAT(error_of(c.args), Catch::Contains(c.expected));
+}
+
+TEST_CASE("troupe-launch options with --ps add the chief, the coordinator of a ps cluster", "[launch]") {
+  CHECK(parse_options({"--ps", "1", "prog"}).chief);
+  CHECK(parse_options({"--ps", "2", "--chief", "prog"}).chief);
+  CHECK_FALSE(parse_options({"--ps", "0", "prog"}).chief);
 }
 
 TEST_CASE("troupe-launch option --help stops parsing", "[launch]") {

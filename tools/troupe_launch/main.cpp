@@ -2,7 +2,8 @@
 //
 // Local mode starts one child per task on this machine, each with its own
 // TF_CONFIG, TROUPE_TASK_NAME and a shared TROUPE_CLUSTER_TOKEN, prefixes
-// their output with "[worker:0] " and stops the cluster when one task fails.
+// their output with "[worker:0] " and stops the cluster when one task fails
+// (a parameter-server cluster: when its coordinator, the chief, exits).
 // Rank mode (--attach) runs as one rank of mpirun or srun: it derives the
 // cluster from the launcher's variables and execs the program.
 #include <cstdlib>
@@ -49,8 +50,10 @@ int run_local(const Options& opts) {
             << describe_ports(picker.ports()) << ")" << std::endl;
   // As late as possible: from here another process could take a port.
   picker.release();
-  Supervisor supervisor(
-    {.grace_seconds = opts.grace_seconds, .timeout_seconds = opts.timeout_seconds});
+  // A parameter-server cluster is its coordinator's job (TensorFlow's ClusterCoordinator).
+  Supervisor supervisor({.grace_seconds = opts.grace_seconds,
+                         .timeout_seconds = opts.timeout_seconds,
+                         .coordinator = shape.ps > 0 ? "chief:0" : ""});
   return supervisor.run(opts.program, launches);
 }
 

@@ -92,8 +92,9 @@ std::string usage() {
          "with [type:index] and fails when one of them fails.\n"
          "\n"
          "  --workers N           worker tasks (default 2)\n"
-         "  --ps M                parameter-server tasks (default 0; layout only: troupe has no\n"
-         "                        ParameterServerStrategy yet, ps tasks take no part in collectives)\n"
+         "  --ps M                parameter-server tasks (default 0). With M > 0 the cluster is a\n"
+         "                        ParameterServerStrategy cluster: a chief task (the coordinator)\n"
+         "                        is added, and the chief's exit ends the job (see below)\n"
          "  --chief               one chief task besides the workers (TF's chief/worker layout)\n"
          "  --evaluator           one evaluator task; as in TF it is not part of the cluster\n"
          "  --host H              this machine's address for the tasks (default 127.0.0.1)\n"
@@ -114,6 +115,12 @@ std::string usage() {
          "  --workers-per-node N  accepted and ignored\n"
          "In rank mode set TROUPE_CLUSTER_TOKEN yourself and export it to every rank\n"
          "(mpirun -x TROUPE_CLUSTER_TOKEN; srun exports it by default).\n"
+         "\n"
+         "With --ps: the exit status is the chief's. Once the chief exits (0 or not), the other\n"
+         "tasks get --grace-seconds to exit on their own, then are stopped and named. A worker that\n"
+         "fails before the chief is reported and the chief goes on without it (the coordinator\n"
+         "runs its functions on the other workers); a ps task that fails stops the cluster as below,\n"
+         "and the status is the chief's if it exits within the grace period, else the ps task's.\n"
          "\n"
          "Exit status: 0 when every task exits 0, else the first failed task's status (128+signal\n"
          "for a signal), 124 at --timeout-seconds, 2 for a bad command line, 127 when the program\n"
@@ -186,10 +193,17 @@ Options parse_options(const std::vector<std::string>& args) {
         throw std::invalid_argument(
           flag + " is only used with --attach (rank mode under mpirun or srun); drop " + flag
           + " or add --attach");
-    if (opts.workers == 0 && !opts.chief)
+    if (opts.workers == 0 && !opts.chief && opts.ps == 0)
       throw std::invalid_argument(
         "--workers 0 leaves the cluster without a worker or chief: pass --workers 1 or "
         "more, or add --chief");
+    if (opts.ps > 0 && opts.workers == 0)
+      throw std::invalid_argument("--ps " + std::to_string(opts.ps)
+                                  + " with --workers 0 leaves the parameter servers without a worker "
+                                    "to run functions: pass --workers 1 or more");
+    // TensorFlow's rule: a parameter-server cluster has a coordinator, the chief.
+    if (opts.ps > 0)
+      opts.chief = true;
   }
   if (opts.program.empty())
     throw std::invalid_argument(

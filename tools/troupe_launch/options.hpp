@@ -9,7 +9,7 @@ namespace troupe::launch {
 struct Options {
   // -- local mode: every task is a child of this process ------------------------
   int workers = 2;
-  int ps = 0;                     ///< parameter servers
+  int ps = 0;                     ///< parameter servers; > 0 implies `chief` (the coordinator)
   bool chief = false;             ///< one "chief" task besides the workers (TF's layout)
   bool evaluator = false;         ///< one "evaluator" task, outside the cluster as in TF
   std::string host = "127.0.0.1"; ///< where the tasks listen; must be this machine

@@ -131,31 +131,57 @@ void Supervisor::reap() {
     else
       note_stop_change(task, stop_signal_before);
   }
-  for (Task* exited : exited_now) {
-    Task& task = *exited;
-    if (succeeded(task.child.wait_status()))
-      continue;
-    task.failure_order = failures_++;
-    if (reason_ != StopReason::none)
-      continue;
-    // The task's last words (often why it failed) go out before the notice.
-    drain(task);
-    reason_ = StopReason::failure;
-    term_at_ = Clock::now() + seconds(options_.grace_seconds);
-    std::string frozen;
-    for (auto& other : tasks_)
-      if (!other.child.exited() && other.child.stop_signal() != 0) {
-        other.froze_by = other.child.stop_signal();
-        frozen += std::string(frozen.empty() ? "" : ", ") + other.id.name() + " (pid "
-                  + std::to_string(other.child.pid()) + ", stopped by " + describe_signal(other.froze_by)
-                  + ")";
-      }
-    if (!all_exited()) {
-      say(describe_failure(task).substr(std::strlen("troupe-launch: "))
-          + (frozen.empty() ? "" : " after task " + frozen + " stopped responding") + "; the other tasks get "
-          + format_seconds(options_.grace_seconds) + " s to finish before SIGTERM");
-    }
+  for (Task* exited : exited_now)
+    on_exit(*exited);
+}
+
+void Supervisor::on_exit(Task& task) {
+  if (is_coordinator(task) && reason_ == StopReason::none) {
+    on_coordinator_exit(task);
+    return;
   }
+  if (succeeded(task.child.wait_status()))
+    return;
+  task.failure_order = failures_++;
+  if (reason_ != StopReason::none)
+    return;
+  // The task's last words (often why it failed) go out before the notice.
+  drain(task);
+  if (!options_.coordinator.empty() && task.id.type == "worker") {
+    say(describe_failure(task).substr(std::strlen("troupe-launch: "))
+        + "; the coordinator " + options_.coordinator + " goes on with the other workers");
+    return;
+  }
+  reason_ = StopReason::failure;
+  term_at_ = Clock::now() + seconds(options_.grace_seconds);
+  std::string frozen;
+  for (auto& other : tasks_)
+    if (!other.child.exited() && other.child.stop_signal() != 0) {
+      other.froze_by = other.child.stop_signal();
+      frozen += std::string(frozen.empty() ? "" : ", ") + other.id.name() + " (pid "
+                + std::to_string(other.child.pid()) + ", stopped by " + describe_signal(other.froze_by)
+                + ")";
+    }
+  if (!all_exited()) {
+    say(describe_failure(task).substr(std::strlen("troupe-launch: "))
+        + (frozen.empty() ? "" : " after task " + frozen + " stopped responding") + "; the other tasks get "
+        + format_seconds(options_.grace_seconds) + " s to finish before SIGTERM");
+  }
+}
+
+void Supervisor::on_coordinator_exit(Task& task) {
+  drain(task);
+  reason_ = StopReason::coordinator_exited;
+  if (!succeeded(task.child.wait_status()))
+    task.failure_order = failures_++;
+  if (all_exited())
+    return;
+  term_at_ = Clock::now() + seconds(options_.grace_seconds);
+  const int status = task.child.wait_status();
+  const std::string how = WIFSIGNALED(status) ? "was killed by " + describe_signal(WTERMSIG(status))
+                                              : "exited with status " + std::to_string(WEXITSTATUS(status));
+  say("the coordinator, task " + task.id.name() + " (pid " + std::to_string(task.child.pid()) + "), " + how
+      + "; the other tasks get " + format_seconds(options_.grace_seconds) + " s to exit before SIGTERM");
 }
 
 void Supervisor::note_stop_change(Task& task, int stop_signal_before) {
@@ -181,6 +207,9 @@ void Supervisor::check_deadlines(Clock::time_point now) {
       term_at_ = now;
   }
   if (term_at_ && !term_sent_ && now >= *term_at_) {
+    if (reason_ == StopReason::coordinator_exited)
+      say("stopping the tasks still running " + format_seconds(options_.grace_seconds)
+          + " s after the coordinator exited: " + running_names());
     stop_running(SIGTERM);
     term_sent_ = true;
     kill_at_ = now + seconds(options_.kill_after_seconds);
@@ -324,8 +353,9 @@ std::string Supervisor::describe_failure(const Task& task) const {
     "troupe-launch: task " + task.id.name() + " (pid " + std::to_string(task.child.pid()) + ") ";
   if (task.froze_by != 0)
     text += "stopped responding first (stopped by " + describe_signal(task.froze_by) + "), then ";
-  const char* when =
-    reason_ == StopReason::timeout ? "at the --timeout-seconds deadline" : "after the grace period";
+  const char* when = reason_ == StopReason::timeout              ? "at the --timeout-seconds deadline"
+                     : reason_ == StopReason::coordinator_exited ? "after the coordinator's exit and the grace period"
+                                                                 : "after the grace period";
   if (task.stopped_by_launcher && WIFSIGNALED(status))
     text += std::string("was killed by troupe-launch ") + when + " (SIG"
             + signal_abbrev(WTERMSIG(status)) + ")";
@@ -342,9 +372,13 @@ std::string Supervisor::describe_failure(const Task& task) const {
 
 int Supervisor::report() {
   std::vector<const Task*> failed;
-  for (const auto& task : tasks_)
+  const Task* coordinator = nullptr;
+  for (const auto& task : tasks_) {
     if (task.failure_order >= 0)
       failed.push_back(&task);
+    if (is_coordinator(task) && !task.stopped_by_launcher)
+      coordinator = &task;
+  }
   if (failed.empty())
     return 0;
   // The first cause leads: a task that was stopped when the first one failed.
@@ -353,6 +387,9 @@ int Supervisor::report() {
   });
   for (const Task* task : failed)
     write_all(STDERR_FILENO, describe_failure(*task) + "\n");
+  // A parameter-server cluster's result is its coordinator's.
+  if (coordinator != nullptr)
+    return succeeded(coordinator->child.wait_status()) ? 0 : exit_code_of(coordinator->child.wait_status());
   if (failed.front()->froze_by != 0)
     return 128 + failed.front()->froze_by;
   // The first task that failed on its own decides; a cluster that only failed

@@ -24,6 +24,9 @@ struct SupervisorOptions {
   double grace_seconds = 10;     ///< after the first failure, before SIGTERM
   double timeout_seconds = 0;    ///< whole-cluster deadline; 0: none
   double kill_after_seconds = 2; ///< from SIGTERM to SIGKILL
+  /// The coordinator of a parameter-server cluster ("chief:0"), whose exit
+  /// ends the job and whose status is the job's; empty for other clusters.
+  std::string coordinator;
 };
 
 /// Runs the tasks of a local cluster as children and waits for all of them.
@@ -44,7 +47,15 @@ struct SupervisorOptions {
 ///    leads the verdict, and the launcher exits with 128 + its stop signal,
 ///    as a shell reports a stopped job. Tasks still stopped at SIGTERM time
 ///    also get SIGCONT, so that the SIGTERM takes effect.
-/// 6. Once all children are reaped, prints one line per failed task to
+/// 6. A parameter-server cluster (options.coordinator set) ends with its
+///    coordinator: once it exits, 0 or not, the other tasks get grace_seconds
+///    to follow it (the runtime makes them), then are stopped as in 3 and
+///    named. A worker that fails before the coordinator is reported and the
+///    cluster goes on (the coordinator runs its functions on the other
+///    workers); a parameter server that fails stops the cluster as in 3,
+///    since the coordinator cannot go on without it. The exit status is the
+///    coordinator's whenever it exited on its own.
+/// 7. Once all children are reaped, prints one line per failed task to
 ///    stderr, the first cause first, and returns the exit status: 0, the
 ///    first cause's status (128 + signal), or 124 when the deadline stopped a
 ///    healthy cluster.
@@ -61,7 +72,7 @@ public:
 private:
   using Clock = std::chrono::steady_clock;
 
-  enum class StopReason { none, failure, timeout, signal };
+  enum class StopReason { none, failure, timeout, signal, coordinator_exited };
 
   struct Task {
     TaskId id;
@@ -80,6 +91,9 @@ private:
 
   void reap();
   void note_stop_change(Task& task, int stop_signal_before);
+  void on_exit(Task& task);
+  void on_coordinator_exit(Task& task);
+  [[nodiscard]] bool is_coordinator(const Task& task) const { return task.id.name() == options_.coordinator; }
   void check_deadlines(Clock::time_point now);
   void wait_for_events(Clock::time_point now);
   void forward(int signal, Clock::time_point now);

@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <mutex>
 
 namespace troupe::internal {
 
@@ -9,10 +11,32 @@ namespace troupe::internal {
 /// (through RuntimeImpl::wait, which also steps the simulation).
 class Completion {
 public:
-  /// Raises the flag and wakes a waiter. Called once, from any thread.
+  /// Raises the flag and wakes a waiter (a blocked thread, or the actor of a
+  /// suspended fiber through call_when_set). Called once, from any thread.
   void set() noexcept {
-    state_.store(1, std::memory_order_release);
+    std::function<void()> wake;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      state_.store(1, std::memory_order_release);
+      wake = std::move(on_set_);
+    }
     state_.notify_all();
+    if (wake)
+      wake();
+  }
+
+  /// Has `wake` called, by the thread that raises the flag, once it is
+  /// raised; returns false and drops `wake` when it already is. A fiber that
+  /// waits suspends itself and lets `wake` tell its actor to resume it.
+  bool call_when_set(std::function<void()> wake) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (done())
+      return false;
+    if (on_set_)
+      on_set_ = [first = std::move(on_set_), second = std::move(wake)] { first(); second(); };
+    else
+      on_set_ = std::move(wake);
+    return true;
   }
 
   [[nodiscard]] bool done() const noexcept { return state_.load(std::memory_order_acquire) != 0; }
@@ -29,6 +53,8 @@ public:
 
 private:
   std::atomic<uint32_t> state_{0};
+  mutable std::mutex mutex_;
+  mutable std::function<void()> on_set_;
 };
 
 } // namespace troupe::internal

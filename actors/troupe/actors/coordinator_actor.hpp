@@ -1,6 +1,7 @@
 #pragma once
 
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,15 +20,27 @@ namespace troupe::internal {
 /// 1. schedule queues a closure (blocking the caller while the queue holds
 ///    `queue_capacity` closures) and hands queued closures, front first, to
 ///    idle live workers as RunClosureMsg(id, attempt).
-/// 2. A worker answers ClosureFinishedMsg(id, attempt); only the current
-///    attempt on the worker that runs it counts, so a late answer from a lost
-///    or frozen worker is ignored.
-/// 3. A lost worker's closure is told aborted to the attempt listeners and
-///    goes back to the front of the queue; its next attempt gets attempt + 1.
-/// 4. The first failing closure's error is kept: queued closures are
-///    cancelled, nothing more is dispatched, and once no closure runs the next
-///    join, done or schedule raises the error and clears it (as TF does).
-/// 5. While no worker is alive and closures or calls wait, a deadline of
+/// 2. A worker answers ClosureFinishedMsg(id, attempt, staged counts); only
+///    the current attempt on the worker that runs it counts, so a late answer
+///    from a lost or frozen worker is ignored. The worker is idle from then on.
+/// 3. The coordinator alone decides an attempt's fate at the parameter
+///    servers (that makes it exactly once across servers): an attempt that
+///    staged nothing settles at once; otherwise it commits (PsCommitMsg) at
+///    every server it staged at, all at once, and its RemoteValue settles when
+///    every commit was acknowledged (a refusal, a timeout or a lost server
+///    fails it naming the server). A failed attempt, or one whose worker was
+///    lost, is aborted at every server (PsAbortMsg). Both carry the watermark
+///    "every closure below N is resolved".
+/// 4. A lost worker's closure goes back to the front of the queue; its next
+///    attempt gets attempt + 1.
+/// 5. The first failing closure's error is kept: queued closures are
+///    cancelled, nothing more is dispatched, and once no closure runs or
+///    commits the next join, done or schedule raises the error and clears it
+///    (as TF does).
+/// 6. A lost parameter server (its down message, or CoordinatorPsLostMsg)
+///    fails every unsettled closure and every call from then on with
+///    Error(peer_lost) naming it: its variables are gone.
+/// 7. While no worker is alive and closures or calls wait, a deadline of
 ///    `no_worker_timeout` runs; when it passes they fail naming that, and
 ///    schedule fails at once until a worker joins again.
 class CoordinatorActor final : public caf::event_based_actor {
@@ -54,6 +67,19 @@ private:
     std::optional<Closure> running;
   };
 
+  struct ParameterServer {
+    caf::actor actor;
+    std::string name;
+  };
+
+  /// A finished attempt whose commits are not all acknowledged yet.
+  struct Committing {
+    Closure closure;
+    std::string worker_name;
+    std::size_t pending = 0; ///< commits not yet answered
+    std::optional<std::pair<Errc, std::string>> failure; ///< the first refused commit
+  };
+
   struct FirstError {
     Errc code;
     std::string message;
@@ -68,6 +94,8 @@ private:
   void on_worker_lost(const caf::actor_addr& worker, const std::string& reason);
   void on_finished(ClosureFinishedMsg& msg, const caf::actor_addr& sender);
   void on_no_worker_deadline(uint64_t generation);
+  void on_ps_lost(int64_t ps_task, const std::string& reason);
+  void on_commit_answered(ClosureId id, std::size_t ps_task, const caf::error& err);
 
   // -- state machine ------------------------------------------------------------
 
@@ -79,6 +107,15 @@ private:
   void cancel_queued();
   void enqueue(CoordinatorCallSlot& slot);
   void notify_listeners(const Closure& closure, AttemptOutcome outcome, const std::string& reason);
+  /// Commits `closure`'s current attempt where it staged, or settles it at
+  /// once when it staged nothing.
+  void commit(Closure closure, const std::string& worker_name, const std::vector<uint32_t>& staged_per_server);
+  /// Discards `closure`'s current attempt at every parameter server.
+  void abort_everywhere(const Closure& closure);
+  /// The smallest closure id not yet resolved (queued, running, committing),
+  /// capped by `also_unresolved` (a closure being handled right now).
+  [[nodiscard]] ClosureId resolved_below(ClosureId also_unresolved) const noexcept;
+  [[nodiscard]] std::string ps_name(int64_t ps_task) const;
   [[nodiscard]] bool any_worker_alive() const noexcept;
   [[nodiscard]] bool any_running() const noexcept;
   [[nodiscard]] std::string no_worker_message() const;
@@ -91,6 +128,10 @@ private:
   ClosureId next_id_ = 0;
   std::deque<Closure> queue_;
   std::vector<Worker> workers_;
+  std::vector<ParameterServer> servers_;
+  std::map<ClosureId, Committing> committing_;
+  /// Set once a parameter server was lost: every call fails with it from then on.
+  std::optional<FirstError> ps_lost_;
   std::deque<std::shared_ptr<CoordinatorCallSlot>> blocked_schedules_;
   std::deque<std::shared_ptr<CoordinatorCallSlot>> joins_;
   /// done() calls that came while an error waits for in-flight closures.

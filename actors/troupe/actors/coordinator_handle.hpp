@@ -25,6 +25,8 @@ struct ScheduledClosure {
 /// waiting forever.
 class CoordinatorHandle {
 public:
+  /// Error(invalid_argument) for a null parameter server, names that do not
+  /// match the servers one to one, or a commit timeout <= 0.
   CoordinatorHandle(Runtime& runtime, CoordinatorOptions options);
   ~CoordinatorHandle();
   CoordinatorHandle(const CoordinatorHandle&) = delete;
@@ -37,9 +39,11 @@ public:
   /// has been alive for the no-worker timeout.
   [[nodiscard]] ScheduledClosure schedule(ClosureSpec spec);
 
-  /// Blocks until every closure scheduled so far has finished. Raises the
-  /// first closure error once (then clears it, as TF does), or Error(peer_lost)
-  /// when closures wait and no worker was alive for the no-worker timeout.
+  /// Blocks until every closure scheduled so far has finished and its updates
+  /// are committed at the parameter servers. Raises the first closure error
+  /// once (then clears it, as TF does), or Error(peer_lost) when closures wait
+  /// and no worker was alive for the no-worker timeout, or a parameter server
+  /// was lost (from then on, every call raises that).
   void join();
 
   /// Whether every closure scheduled so far has finished; raises like join.
@@ -52,6 +56,13 @@ public:
 
   /// The failure detector's verdict: `worker` is lost or frozen.
   void worker_lost(caf::actor worker, std::string reason);
+
+  // -- parameter servers ------------------------------------------------------------
+
+  /// The failure detector's verdict: parameter server `ps_task` (an index into
+  /// CoordinatorOptions::parameter_servers) is lost. Every unsettled closure
+  /// and every call from now on fails with Error(peer_lost) naming it.
+  void parameter_server_lost(int ps_task, std::string reason);
 
   /// The coordinator actor, to which workers send ClosureFinishedMsg.
   [[nodiscard]] const caf::actor& actor() const noexcept { return actor_; }

@@ -1,9 +1,9 @@
 #pragma once
 
 // The messages of the coordinator's closure queue (docs/protocol.md,
-// "Coordinator"): the edge's calls, worker registration and loss, the
-// run/finished exchange with workers, and the attempt notices that parameter
-// servers use to discard the updates of aborted attempts. The last two cross
+// "Coordinator"): the edge's calls, worker and parameter-server loss, the
+// run/finished exchange with workers, and the attempt notices to observers
+// (the servers themselves get PsCommitMsg and PsAbortMsg). The last two cross
 // processes: they have inspect overloads, bounded loads and the type-ID block
 // troupe_coordinator; the edge's calls hold shared slots and stay local.
 
@@ -26,20 +26,9 @@
 
 #include <troupe/actors/completion.hpp>
 #include <troupe/actors/parameter_server_messages.hpp>
+#include <troupe/actors/remote_value_status.hpp>
 #include <troupe/core/errors.hpp>
 
-namespace troupe {
-
-/// Where a scheduled function stands (TF's RemoteValueStatus, with its
-/// ABORTED split into the function's own failure and a cancellation).
-enum class RemoteValueStatus {
-  not_ready, ///< queued or running
-  ready,     ///< ran; fetch returns its value
-  failed,    ///< raised, or could not run (no worker alive); fetch raises that error
-  cancelled, ///< never ran because an earlier function failed; fetch says so
-};
-
-} // namespace troupe
 
 namespace troupe::internal {
 
@@ -59,6 +48,9 @@ inline constexpr std::size_t max_function_name_bytes = 4 * 1024;
 inline constexpr std::size_t max_closure_payload_bytes = 64 * 1024 * 1024;
 /// An error text or a reason ("worker w1 was lost: ...").
 inline constexpr std::size_t max_error_text_bytes = 64 * 1024;
+/// Entries of ClosureFinishedMsg::staged_per_server (one per parameter
+/// server): far above any real cluster, low enough to bound the allocation.
+inline constexpr std::size_t max_parameter_servers = 64 * 1024;
 
 /// A string or byte field of a wire message with the most bytes a receiver
 /// accepts; its inspect overload checks the length before allocating.
@@ -83,6 +75,9 @@ caf::error save_bounded(caf::serializer& sink, std::vector<uint8_t>& x, std::siz
 /// is Error(data_loss), checked before allocating.
 caf::error load_bounded(caf::deserializer& source, std::string& x, std::size_t limit, const char* what);
 caf::error load_bounded(caf::deserializer& source, std::vector<uint8_t>& x, std::size_t limit, const char* what);
+/// The same for a list of counts; `limit` counts entries, not bytes.
+caf::error save_bounded(caf::serializer& sink, std::vector<uint32_t>& x, std::size_t limit, const char* what);
+caf::error load_bounded(caf::deserializer& source, std::vector<uint32_t>& x, std::size_t limit, const char* what);
 
 template <class Inspector, class Container>
 typename Inspector::result_type inspect(Inspector& f, BoundedField<Container>& x) {
@@ -99,7 +94,7 @@ typename Inspector::result_type inspect(Inspector& f, BoundedField<Container>& x
 
 /// Whether `code` is one of Errc's values (a received byte may be anything).
 [[nodiscard]] constexpr bool known_errc(Errc code) noexcept {
-  return code >= Errc::invalid_argument && code <= Errc::deadlock;
+  return code >= Errc::invalid_argument && code <= Errc::unknown;
 }
 
 /// What to run: a function registered under `function_name` in every process,
@@ -161,6 +156,15 @@ struct CoordinatorWorkerLostMsg {
   std::string reason;
 };
 
+/// The cluster's failure detector found parameter server `ps_task` (an index
+/// into CoordinatorOptions::parameter_servers) lost. A server actor that
+/// terminates is found by its down message. Either way every unsettled
+/// closure and every call from then on fails with Error(peer_lost) naming it.
+struct CoordinatorPsLostMsg {
+  int ps_task = 0;
+  std::string reason;
+};
+
 /// Coordinator -> itself: the no-worker deadline of arming number `generation`.
 struct CoordinatorNoWorkerDeadlineMsg {
   uint64_t generation = 0;
@@ -187,9 +191,14 @@ struct ClosureFinishedMsg {
   std::vector<uint8_t> value; ///< when ok
   Errc code = Errc::internal; ///< when not ok
   std::string error;          ///< when not ok
+  /// How many updates the attempt staged (and had acknowledged) at each
+  /// parameter server, by ps task index; empty or all zeros = none. The
+  /// coordinator commits exactly these counts (PsCommitMsg), so a worker
+  /// never commits by itself. At most max_parameter_servers entries.
+  std::vector<uint32_t> staged_per_server;
 };
 
-// -- coordinator -> attempt listeners (parameter servers) -----------------------
+// -- coordinator -> attempt listeners (observers) --------------------------------
 
 /// How one attempt of a closure ended. The values are part of the wire
 /// format: append, never renumber.
@@ -199,9 +208,10 @@ enum class AttemptOutcome : uint8_t {
   aborted = 2,  ///< its worker was lost: discard every update tagged (id, attempt)
 };
 
-/// Coordinator -> every attempt listener, once per attempt that was started.
-/// Parameter servers tag updates with (id, attempt) and drop those of an
-/// aborted attempt, which is what makes a rerun's effects count once.
+/// Coordinator -> every attempt listener, once per attempt whose fate was
+/// decided (finished: after its commits were acknowledged), for observers.
+/// The parameter servers get the same decisions as PsCommitMsg and
+/// PsAbortMsg; nothing is told after a parameter server was lost.
 struct ClosureAttemptEndedMsg {
   ClosureId id = 0;
   uint32_t attempt = 0;
@@ -234,7 +244,9 @@ typename Inspector::result_type inspect(Inspector& f, ClosureFinishedMsg& x) {
   };
   return f(caf::meta::type_name("troupe::ClosureFinishedMsg"), x.id, x.attempt, x.ok,
            bounded(x.value, max_closure_payload_bytes, "a closure's value"), x.code,
-           bounded(x.error, max_error_text_bytes, "a closure's error text"), caf::meta::load_callback(check_code));
+           bounded(x.error, max_error_text_bytes, "a closure's error text"),
+           bounded(x.staged_per_server, max_parameter_servers, "a ClosureFinishedMsg's staged_per_server"),
+           caf::meta::load_callback(check_code));
 }
 
 template <class Inspector>
@@ -252,6 +264,9 @@ typename Inspector::result_type inspect(Inspector& f, ClosureAttemptEndedMsg& x)
 /// add_parameter_server_types (make_config does it for every Runtime).
 void add_coordinator_types(caf::actor_system_config& cfg);
 
+/// TROUPE_COLLECTIVE_TIMEOUT_SECONDS as milliseconds (CoordinatorOptions' default).
+[[nodiscard]] std::chrono::milliseconds default_commit_timeout();
+
 /// Options of a coordinator actor.
 struct CoordinatorOptions {
   /// Closures that may wait in the queue; schedule blocks while it is full.
@@ -260,8 +275,20 @@ struct CoordinatorOptions {
   /// How long closures and calls may wait while no worker is alive (a
   /// restarted worker may rejoin meanwhile) before they fail naming that.
   std::chrono::milliseconds no_worker_timeout{60'000};
-  /// Actors told how every attempt ended (ClosureAttemptEndedMsg).
+  /// Actors told how every attempt ended (ClosureAttemptEndedMsg): observers
+  /// (tests, diagnostics); the parameter servers get commits and aborts.
   std::vector<caf::actor> attempt_listeners;
+  /// The parameter servers, by ps task index (the index of
+  /// ClosureFinishedMsg::staged_per_server). The coordinator commits and
+  /// aborts attempts on them and monitors them: losing one fails everything.
+  std::vector<caf::actor> parameter_servers;
+  /// Their names for messages ("/job:ps/replica:0/task:1"); empty = made up
+  /// from the index. Otherwise one per server.
+  std::vector<std::string> parameter_server_names;
+  /// How long a commit may wait for a server's answer before the closure
+  /// fails naming the server (aborts get the same deadline; their answer is
+  /// not needed). Default: TROUPE_COLLECTIVE_TIMEOUT_SECONDS.
+  std::chrono::milliseconds commit_timeout = default_commit_timeout();
 };
 
 } // namespace troupe::internal
@@ -273,6 +300,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::CoordinatorJoinMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::CoordinatorDoneMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::CoordinatorAddWorkerMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::CoordinatorWorkerLostMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::CoordinatorPsLostMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::CoordinatorNoWorkerDeadlineMsg)
 
 // Starts where the parameter-server block ends: two blocks that start at the

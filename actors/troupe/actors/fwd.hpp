@@ -4,11 +4,13 @@
 namespace troupe {
 
 class Runtime;
+struct LocalCluster;
 struct RuntimeOptions;
 struct Simulation;
 
 namespace internal {
 class Completion;
+class PsCluster;
 class ReplicaGroup;
 class ReplicaHandle;
 class RuntimeImpl;

@@ -8,6 +8,7 @@
 #include <caf/event_based_actor.hpp>
 
 #include <troupe/actors/collective_group_messages.hpp>
+#include <troupe/actors/fiber_waiter.hpp>
 #include <troupe/actors/replica_messages.hpp>
 #include <troupe/actors/replica_handle.hpp>
 #include <troupe/core/device_spec.hpp>
@@ -33,10 +34,13 @@ struct ReplicaSetup {
 ///    mailbox (it may be asked to reduce a part meanwhile, ReducePartMsg).
 /// 3. CollectiveDoneMsg: the actor resumes the fiber with the result, or the
 ///    fiber throws the error inside the function.
-/// 4. When the function returns, the actor tells the group how many
+/// 4. A blocking troupe call inside the function (a parameter server's
+///    variable read) suspends the fiber through FiberWaiter until the
+///    completion it waits for is set (FiberWakeMsg).
+/// 5. When the function returns, the actor tells the group how many
 ///    collectives it issued (so missing ones fail at once) and reports to the
 ///    RunJob. No thread ever blocks; the fiber is reused across runs.
-class ReplicaActor final : public caf::event_based_actor, public ReplicaHandle {
+class ReplicaActor final : public caf::event_based_actor, public ReplicaHandle, public FiberWaiter {
 public:
   ReplicaActor(caf::actor_config& cfg, ReplicaSetup setup);
   ~ReplicaActor() override;
@@ -49,6 +53,10 @@ public:
 
   [[nodiscard]] int replica_id() const noexcept override { return setup_.replica; }
   CollectiveResult collective(CollectiveRequest request) override;
+
+  // -- FiberWaiter (called on the fiber) ----------------------------------------
+
+  void await(const Completion& done) override;
 
 private:
   void start_run(std::shared_ptr<RunJob> job);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <troupe/actors/completion.hpp>
+#include <troupe/actors/worker_context.hpp>
 
 namespace troupe::internal {
 
@@ -28,6 +29,9 @@ struct RunJob {
   std::vector<std::exception_ptr> errors;
   std::atomic<int> remaining;
   Completion completion;
+  /// The scheduled function that called strategy.run, if any: its replicas
+  /// stage their variable updates under that function's attempt.
+  WorkerContext* worker = WorkerContext::current();
 };
 
 } // namespace troupe::internal

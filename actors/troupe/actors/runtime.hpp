@@ -3,6 +3,7 @@
 #include <concepts>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -25,11 +26,30 @@ struct RuntimeOptions {
   int threads = 0;
 };
 
+/// A parameter-server cluster in this process: the calling thread is the
+/// coordinator (the chief), and each worker and parameter server is a group
+/// of actors of this actor system that talk the messages they would talk
+/// across processes. `devices_per_worker` logical CPU devices serve each
+/// worker's replicas (and the coordinator's).
+struct LocalCluster {
+  int workers = 1;
+  int ps = 1;
+  int devices_per_worker = 1;
+  /// Scheduler threads; 0 = one per hardware core.
+  int threads = 0;
+};
+
 /// Options of a deterministic simulation Runtime: a single thread steps the
 /// actors in an order drawn from `seed`, and time is virtual (timeouts fire
 /// when nothing else can run). The same seed gives the same message order.
+/// With `workers` and `ps` it simulates a parameter-server cluster, as
+/// LocalCluster runs one (`Simulation{.seed = 7, .workers = 2, .ps = 2}`).
 struct Simulation {
   uint64_t seed = 0;
+  int workers = 0;
+  int ps = 0;
+  /// A parameter-server cluster's devices per worker (as LocalCluster's).
+  int devices_per_worker = 1;
   int logical_cpu_devices = 1;
 };
 
@@ -48,6 +68,9 @@ public:
   /// A deterministic simulation runtime: `Runtime rt(troupe::Simulation{.seed = 7})`.
   template <std::same_as<Simulation> S>
   explicit Runtime(const S& simulation) : Runtime(simulation, 0) {}
+
+  /// A parameter-server cluster in this process: `Runtime rt(troupe::LocalCluster{.workers = 2, .ps = 1})`.
+  explicit Runtime(const LocalCluster& cluster);
 
   /// Embeds troupe in an application's running actor system (which must outlive
   /// the Runtime). If that system runs CAF's test coordinator, the Runtime steps
@@ -71,6 +94,26 @@ public:
   // -- properties -----------------------------------------------------------------
 
   [[nodiscard]] bool is_simulation() const noexcept;
+
+  /// This process's task in its cluster: "chief", "worker" or "ps" (TF_CONFIG's
+  /// task type; "chief" for LocalCluster and a simulated parameter-server
+  /// cluster, whose coordinator is the calling thread), "" for a single process.
+  [[nodiscard]] std::string task_type() const;
+  /// This process's index among its task type's tasks (0 when alone).
+  [[nodiscard]] int task_index() const;
+  /// The tasks of `job` ("chief", "worker", "ps") in this runtime's cluster:
+  /// LocalCluster's and a simulated cluster's counts (one chief), TF_CONFIG's
+  /// otherwise; 0 for a job the cluster lacks or a single process.
+  [[nodiscard]] int num_tasks(std::string_view job) const;
+
+  /// Worker and ps tasks of a parameter-server cluster across processes: runs
+  /// this task's actors (the closures the coordinator schedules, the variable
+  /// shards it holds) until the coordinator ends the cluster or is lost, like
+  /// tf.distribute.Server.join(); returns the process's exit status. Register
+  /// the scheduled functions (remote_function) and create the strategy, its
+  /// variables and per-worker datasets before, as the coordinator does.
+  /// Error(failed_precondition) on the coordinator or outside such a cluster.
+  int serve();
 
   /// The local devices: "CPU:0".."CPU:n-1".
   [[nodiscard]] const std::vector<DeviceSpec>& devices() const noexcept;

@@ -31,6 +31,8 @@ class RuntimeImpl {
 public:
   RuntimeImpl(const RuntimeOptions& options);
   RuntimeImpl(const Simulation& simulation);
+  /// A parameter-server cluster in this process (LocalCluster).
+  RuntimeImpl(const LocalCluster& cluster);
   RuntimeImpl(caf::actor_system& system, const RuntimeOptions& options);
   /// Cluster mode: joins the cluster `resolver` describes (blocking until
   /// every task is there); an empty cluster is a single process.
@@ -45,6 +47,10 @@ public:
   [[nodiscard]] const std::shared_ptr<const ClusterResolver>& resolver() const noexcept { return resolver_; }
   /// Cluster mode with more than one task: this task's node (null otherwise).
   [[nodiscard]] ClusterNode* cluster() const noexcept { return cluster_.get(); }
+
+  /// The parameter-server cluster this runtime hosts (LocalCluster, or a
+  /// Simulation with workers and ps); null otherwise.
+  [[nodiscard]] PsCluster* ps_cluster() const noexcept { return ps_cluster_.get(); }
 
   /// Blocks the calling (non-actor) thread until `done` is set. In simulation
   /// mode this thread steps the actors instead, in seeded order, firing the
@@ -85,6 +91,9 @@ public:
 
 private:
   static void check_devices(int logical_cpu_devices);
+  static void check_ps_cluster_shape(int workers, int ps, int devices_per_worker, const char* mode);
+  /// Checks a parameter-server cluster's shape and spawns its tasks.
+  void start_ps_cluster(int workers, int ps, int devices_per_worker, const char* mode);
   void init_devices(int logical_cpu_devices);
   /// Simulation: runs one actor, picked by the seeded generator.
   void step_once();
@@ -108,6 +117,8 @@ private:
   std::unique_ptr<ClusterNode> cluster_;
   // Its actors use the cluster's link: destroyed first (in the destructor).
   std::unique_ptr<AgreementGroup> agreement_;
+  // Stopped in the destructor, before the actor system.
+  std::unique_ptr<PsCluster> ps_cluster_;
 };
 
 } // namespace troupe::internal

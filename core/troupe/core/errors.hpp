@@ -25,6 +25,7 @@ enum class Errc : unsigned char {
   data_loss,             ///< corrupted or truncated data
   internal,              ///< a broken invariant inside troupe (a bug)
   deadlock,              ///< simulation mode found no runnable actor and no timer
+  unknown,               ///< a user function raised something other than troupe::Error
 };
 
 /// TensorFlow-like name of the code ("invalid_argument").

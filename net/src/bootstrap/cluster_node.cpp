@@ -7,6 +7,7 @@
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
+#include <troupe/net/bootstrap/cluster_types.hpp>
 #include <troupe/net/bootstrap/node_actor.hpp>
 #include <troupe/net/handshake.hpp>
 #include <troupe/net/link/data_plane_broker.hpp>
@@ -74,7 +75,8 @@ DataPlaneSetup data_plane_setup(int rank, const std::vector<std::string>& task_n
 } // namespace
 
 ClusterNode::ClusterNode(caf::actor_system& system, std::shared_ptr<const ClusterResolver> resolver)
-  : system_(system), resolver_(std::move(resolver)) {
+  : system_(system), resolver_(std::move(resolver)), task_type_(resolver_->task_type()),
+    task_index_(resolver_->task_id()), members_(resolver_->cluster_spec()) {
   try {
     join();
   } catch (...) {
@@ -86,60 +88,62 @@ ClusterNode::ClusterNode(caf::actor_system& system, std::shared_ptr<const Cluste
 
 void ClusterNode::join() {
   const auto spec = resolver_->cluster_spec();
-  const auto my_type = resolver_->task_type();
-  const int my_id = resolver_->task_id();
-  // The chief (TensorFlow's worker 0 when there is one), then the workers.
-  for (const char* job : {"chief", "worker"})
-    for (int i = 0; i < spec.num_tasks(job); ++i) {
-      if (my_type == job && my_id == i)
-        rank_ = static_cast<int>(task_names_.size());
-      task_names_.push_back(std::string(job) + ":" + std::to_string(i));
-      addresses_.push_back(spec.task_address(job, i));
-    }
+  member_index_ = members_.index_of(task_type_, task_index_);
+  // The chief (TensorFlow's worker 0 when there is one), then the workers:
+  // the first members, so that a participant's member index is its rank.
+  const int participants = members_.participants();
+  task_names_.assign(members_.names().begin(), members_.names().begin() + participants);
+  if (member_index_ >= 0 && member_index_ < participants)
+    rank_ = member_index_;
   // Every log line of this process names its task from here on.
-  set_log_task(my_type + ":" + std::to_string(my_id));
-  if (rank_ < 0)
-    return; // ps and evaluator tasks take no part in collectives
+  set_log_task(task_type_ + ":" + std::to_string(task_index_));
+  if (member_index_ < 0)
+    return; // evaluator tasks run outside the cluster, as in TensorFlow
   const auto& k = knobs();
   const auto join_started = Clock::now();
   const auto deadline =
     join_started + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(k.cluster_init_timeout_seconds));
-  const auto me = task_names_[static_cast<size_t>(rank_)];
-  const auto my_address = parse_task_address(addresses_[static_cast<size_t>(rank_)]);
+  const auto& names = members_.names();
+  const auto& addresses = members_.addresses();
+  const auto me = names[static_cast<size_t>(member_index_)];
+  const auto my_address = parse_task_address(addresses[static_cast<size_t>(member_index_)]);
   const auto bind_host = bind_host_of(my_address.host);
   caf::scoped_actor self{system_};
 
-  // 1. The data plane listens on a free port of the task's interface (or the
-  //    task's port + TROUPE_DATA_PORT_OFFSET).
-  caf::actor_config cfg{&system_.middleman().backend()};
-  data_plane_ = system_.spawn_class<DataPlaneBroker, caf::no_spawn_options>(
-    cfg, data_plane_setup(rank_, task_names_, my_address.port, bind_host));
+  // 1. The data plane (chief and workers) listens on a free port of the
+  //    task's interface (or the task's port + TROUPE_DATA_PORT_OFFSET).
   uint16_t data_port = 0;
   std::string error;
-  self->request(data_plane_, std::chrono::seconds(10), DataPlanePortMsg{})
-    .receive([&](uint16_t port) { data_port = port; }, [&](caf::error& e) { error = system_.render(e); });
-  if (data_port == 0)
-    fail(Errc::not_found, "task " + me + " cannot open its data plane: " + error);
+  if (participates()) {
+    caf::actor_config cfg{&system_.middleman().backend()};
+    data_plane_ = system_.spawn_class<DataPlaneBroker, caf::no_spawn_options>(
+      cfg, data_plane_setup(rank_, task_names_, my_address.port, bind_host));
+    self->request(data_plane_, std::chrono::seconds(10), DataPlanePortMsg{})
+      .receive([&](uint16_t port) { data_port = port; }, [&](caf::error& e) { error = system_.render(e); });
+    if (data_port == 0)
+      fail(Errc::not_found, "task " + me + " cannot open its data plane: " + error);
+  }
 
   // 2. The node actor answers hellos on the task's own address.
-  HelloMsg hello{rank_, me, spec.fingerprint(), Handshake::hash_token(k.cluster_token), data_port,
+  HelloMsg hello{member_index_, me, spec.fingerprint(), Handshake::hash_token(k.cluster_token), data_port,
                  static_cast<int32_t>(::getpid()), bind_host.empty() ? my_address.host : bind_host, caf::actor{}};
   node_ = system_.spawn<NodeActor>(
-    NodeSetup{hello, task_names_, addresses_, data_plane_, join_started, k.cluster_init_timeout_seconds});
+    NodeSetup{hello, names, addresses, participants, data_plane_, join_started, k.cluster_init_timeout_seconds});
   hello.node = node_;
+  nodes_[member_index_] = node_;
   auto published = system_.middleman().publish(node_, my_address.port, bind_host.empty() ? nullptr : bind_host.c_str(), true);
   if (!published)
     fail(Errc::failed_precondition, "task " + me + " cannot listen on its address "
-                                      + addresses_[static_cast<size_t>(rank_)] + ": " + system_.render(published.error())
+                                      + addresses[static_cast<size_t>(member_index_)] + ": " + system_.render(published.error())
                                       + "; is another process using that port (a second process started as task "
                                       + me + "?), or is the address not this host's?");
 
-  // 3. Reach every task of lower rank, retrying while it starts.
+  // 3. Reach every member of lower index, retrying while it starts.
   std::vector<DataPlanePeer> peers;
   const auto progress_every = join_progress_interval(k.cluster_init_timeout_seconds);
   auto next_progress = join_started + progress_every;
-  for (int r = 0; r < rank_; ++r) {
-    const auto& address = addresses_[static_cast<size_t>(r)];
+  for (int r = 0; r < member_index_; ++r) {
+    const auto& address = addresses[static_cast<size_t>(r)];
     const auto target = parse_task_address(address);
     std::string last_error;
     for (;;) {
@@ -157,9 +161,11 @@ void ClusterNode::join() {
         self->request(*remote, std::chrono::seconds(10), hello)
           .receive(
             [&](HelloMsg& reply) {
-              if (reply.rank != r || reply.task != task_names_[static_cast<size_t>(r)])
-                refusal = "the process at " + address + " is task " + reply.task + ", not " + task_names_[static_cast<size_t>(r)];
-              peers.push_back({r, target.host, reply.data_port});
+              if (reply.rank != r || reply.task != names[static_cast<size_t>(r)])
+                refusal = "the process at " + address + " is task " + reply.task + ", not " + names[static_cast<size_t>(r)];
+              if (participates() && r < participants)
+                peers.push_back({r, target.host, reply.data_port});
+              nodes_[r] = *remote;
               anon_send(node_, NodePeerMsg{*remote, reply});
               done = refusal.empty();
             },
@@ -177,13 +183,13 @@ void ClusterNode::join() {
         last_error = system_.render(remote.error());
       }
       if (Clock::now() >= deadline)
-        fail(Errc::timeout, "task " + me + " could not reach task " + task_names_[static_cast<size_t>(r)] + " at "
+        fail(Errc::timeout, "task " + me + " could not reach task " + names[static_cast<size_t>(r)] + " at "
                               + address + " within " + seconds(k.cluster_init_timeout_seconds)
                               + " (TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS): " + last_error
                               + ". Start every task of TF_CONFIG's cluster, and check the address.");
       if (Clock::now() >= next_progress) {
         next_progress += progress_every;
-        TROUPE_LOG(warning, "net") << "task " << me << " is waiting for task " << task_names_[static_cast<size_t>(r)]
+        TROUPE_LOG(warning, "net") << "task " << me << " is waiting for task " << names[static_cast<size_t>(r)]
                                    << " at " << address << " to start "
                                    << join_progress(join_started, k.cluster_init_timeout_seconds) << ": " << last_error;
       }
@@ -191,7 +197,7 @@ void ClusterNode::join() {
     }
   }
 
-  // 4. Wait for the tasks of higher rank to say hello.
+  // 4. Wait for the members of higher index to say hello.
   std::vector<HelloMsg> all;
   error.clear();
   auto code = Errc::timeout;
@@ -205,16 +211,75 @@ void ClusterNode::join() {
   if (!error.empty())
     fail(code, "task " + me + " cannot form the cluster: " + error);
   for (const auto& h : all)
-    if (h.rank > rank_)
-      peers.push_back({h.rank, parse_task_address(addresses_[static_cast<size_t>(h.rank)]).host, h.data_port});
+    if (h.rank > member_index_) {
+      nodes_[h.rank] = h.node;
+      if (participates() && h.rank < participants)
+        peers.push_back({h.rank, parse_task_address(addresses[static_cast<size_t>(h.rank)]).host, h.data_port});
+    }
 
   // 5. Connect the data plane: lower ranks are dialled, higher ones dial in.
-  bool connected = false;
-  self->request(data_plane_, left_until(deadline), DataPlaneConnectMsg{peers, left_until(deadline)})
-    .receive([&](bool) { connected = true; }, [&](caf::error& e) { error = system_.render(e); });
-  if (!connected)
-    fail(Errc::timeout, "task " + me + " cannot connect its data plane to the other tasks: " + error);
-  TROUPE_LOG(info, "net") << "task " << me << " joined a cluster of " << task_names_.size() << " tasks";
+  if (participates()) {
+    bool connected = false;
+    self->request(data_plane_, left_until(deadline), DataPlaneConnectMsg{peers, left_until(deadline)})
+      .receive([&](bool) { connected = true; }, [&](caf::error& e) { error = system_.render(e); });
+    if (!connected)
+      fail(Errc::timeout, "task " + me + " cannot connect its data plane to the other tasks: " + error);
+  }
+  TROUPE_LOG(info, "net") << "task " << me << " joined a cluster of " << names.size() << " tasks";
+}
+
+caf::actor ClusterNode::node_of(std::string_view task) const {
+  if (!is_member())
+    fail(Errc::invalid_argument, "task " + task_type_ + ":" + std::to_string(task_index_)
+                                   + " is no member of the cluster (only chief, worker and ps tasks are), so it "
+                                     "cannot reach task " + std::string(task));
+  const int index = members_.index_of(task);
+  auto i = nodes_.find(index);
+  if (index < 0 || i == nodes_.end()) {
+    std::string all;
+    for (const auto& name : members_.names())
+      all += (all.empty() ? "" : ", ") + name;
+    fail(Errc::invalid_argument, "no task \"" + std::string(task) + "\" in the cluster: its members are " + all);
+  }
+  return i->second;
+}
+
+void ClusterNode::publish(const std::string& name, const caf::actor& actor) {
+  if (!node_)
+    fail(Errc::failed_precondition, "task " + task_type_ + ":" + std::to_string(task_index_)
+                                      + " is no member of the cluster: it cannot publish \"" + name + "\"");
+  if (name.size() > NodeLookupMsg::max_name_bytes)
+    fail(Errc::invalid_argument, "cannot publish an actor as a " + std::to_string(name.size())
+                                   + "-byte name: names have at most "
+                                   + std::to_string(NodeLookupMsg::max_name_bytes) + " bytes");
+  caf::anon_send(node_, NodePublishMsg{name, actor});
+}
+
+caf::actor ClusterNode::lookup(std::string_view task, const std::string& name, caf::timespan timeout) const {
+  const auto node = node_of(task);
+  caf::scoped_actor self{system_};
+  caf::actor found;
+  std::string error;
+  auto code = Errc::timeout;
+  self->request(node, timeout, NodeLookupMsg{name})
+    .receive([&](caf::actor& actor) { found = std::move(actor); },
+             [&](caf::error& e) {
+               error = system_.render(e);
+               if (e.category() == caf::atom("troupe"))
+                 code = static_cast<Errc>(e.code());
+               else if (e != caf::sec::request_timeout)
+                 code = Errc::peer_lost;
+             });
+  if (!found)
+    fail(code, "task " + task_type_ + ":" + std::to_string(task_index_) + " found no actor \"" + name
+                 + "\" on task " + std::string(task) + " within " + seconds(std::chrono::duration<double>(timeout).count())
+                 + ": " + error + " (is it published there, and is the task running?)");
+  return found;
+}
+
+void ClusterNode::watch_losses(const caf::actor& listener) {
+  if (node_ && listener)
+    caf::anon_send(node_, NodeWatchMsg{listener});
 }
 
 ClusterNode::~ClusterNode() {

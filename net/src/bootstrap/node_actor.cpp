@@ -50,9 +50,38 @@ caf::behavior NodeActor::make_behavior() {
                             << ") went down";
     const auto why = "its control connection went down (" + to_string(msg.reason)
                      + "): the process died, froze or became unreachable";
-    send(setup_.data_plane, PeerLostMsg{rank, why});
+    if (setup_.data_plane && rank < setup_.participants)
+      send(setup_.data_plane, PeerLostMsg{rank, why}); // a hint: the data connection decides
+    else
+      decide(rank, why, msg.reason == caf::exit_reason::user_shutdown);
   });
+  // The data plane's verdicts on chief and worker tasks come as to a collective group.
+  if (setup_.data_plane)
+    send(setup_.data_plane, LinkRegisterMsg{loss_watch_group_id, caf::actor_cast<caf::actor>(this)});
   return {
+    [this](const PeerLostMsg& msg) { decide(msg.rank, msg.why, msg.left); },
+    [](const LinkFrameMsg&) {
+      // No task sends frames to the loss-watch group; a stray one carries nothing for it.
+    },
+    [this](const NodeWatchMsg& msg) {
+      if (!msg.listener)
+        return;
+      watchers_.push_back(msg.listener);
+      for (const auto& [rank, verdict] : verdicts_)
+        send(msg.listener, verdict);
+    },
+    [this](const NodePublishMsg& msg) {
+      if (!msg.actor) {
+        published_.erase(msg.name);
+        return;
+      }
+      published_[msg.name] = msg.actor;
+      auto [first, last] = lookups_.equal_range(msg.name);
+      for (auto i = first; i != last; ++i)
+        i->second.deliver(msg.actor);
+      lookups_.erase(first, last);
+    },
+    [this](const NodeLookupMsg& msg) { return on_lookup(msg); },
     [this](const HelloMsg& hello) { return on_hello(hello); },
     [this](const NodePeerMsg& msg) { add_peer(msg.hello.node ? msg.hello.node : msg.peer, msg.hello); },
     [this](const NodeAwaitMsg& msg) -> caf::result<std::vector<HelloMsg>> {
@@ -94,6 +123,9 @@ caf::behavior NodeActor::make_behavior() {
 void NodeActor::on_exit() {
   // Promises and peer handles refer back to actors that refer to this one.
   waiting_.clear();
+  watchers_.clear();
+  published_.clear();
+  lookups_.clear();
   peers_.clear();
   rank_of_.clear();
   setup_.data_plane = nullptr;
@@ -133,6 +165,46 @@ void NodeActor::add_peer(const caf::actor& peer, const HelloMsg& hello) {
   TROUPE_LOG(info, "net") << "task " << setup_.me.task << " connected to task " << hello.task << " (pid "
                           << hello.pid << ")";
   check_complete();
+}
+
+void NodeActor::decide(int rank, std::string why, bool left) {
+  if (rank < 0 || rank >= static_cast<int>(setup_.task_names.size()) || rank == setup_.me.rank)
+    return;
+  const auto& task = setup_.task_names[static_cast<size_t>(rank)];
+  if (left)
+    why = "it shut down (its program ended)";
+  auto [verdict, fresh] = verdicts_.emplace(rank, TaskLostMsg{task, std::move(why), left});
+  if (!fresh)
+    return;
+  // The data plane logs its own verdicts; the control plane's are logged here.
+  if (!setup_.data_plane || rank >= setup_.participants) {
+    if (left)
+      TROUPE_LOG(info, "net") << "task " << task << " left the cluster";
+    else
+      TROUPE_LOG(warning, "net") << "task " << task << " is lost: " << verdict->second.why;
+  }
+  for (const auto& watcher : watchers_)
+    send(watcher, verdict->second);
+}
+
+caf::result<caf::actor> NodeActor::on_lookup(const NodeLookupMsg& msg) {
+  if (msg.name.size() > NodeLookupMsg::max_name_bytes)
+    return caf::make_error(Errc::invalid_argument,
+                           "task " + setup_.me.task + " refused a lookup of a " + std::to_string(msg.name.size())
+                             + "-byte name: names of published actors have at most "
+                             + std::to_string(NodeLookupMsg::max_name_bytes) + " bytes");
+  if (auto i = published_.find(msg.name); i != published_.end())
+    return i->second;
+  // Bounded: every waiting lookup holds a promise until its name is published.
+  constexpr size_t max_waiting_lookups = 4096;
+  if (lookups_.size() >= max_waiting_lookups)
+    return caf::make_error(Errc::failed_precondition,
+                           "task " + setup_.me.task + " has " + std::to_string(lookups_.size())
+                             + " lookups waiting for actors it has not published, the most it holds; is \""
+                             + msg.name + "\" published on task " + setup_.me.task + " at all?");
+  auto promise = make_response_promise();
+  lookups_.emplace(msg.name, promise);
+  return promise;
 }
 
 std::optional<RankHolder> NodeActor::holder_of(int rank) const {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <troupe/strategies/sharded_variable.hpp>
 #include <troupe/strategies/variable.hpp>
 
 namespace troupe {
@@ -42,7 +43,33 @@ struct CheckpointRestoreOptions {
 /// one is whole. restore() reads and checks the whole file before it changes
 /// any variable, so a bad file changes nothing.
 ///
-/// All are called in cross-replica context (not inside strategy.run).
+/// ShardedVariables (ParameterServerStrategy) are saved the same way, as
+/// their full value (every shard read and joined) under their name, so the
+/// file does not depend on the number of shards or parameter servers either:
+/// one saved with 2 parameter servers and 2 shards restores into 3 servers
+/// without a partitioner, or into 1; restore splits each value by the
+/// variable's own layout. Beside the value, save writes the optimizer state
+/// the servers keep for it (ShardedVariable::read_slots) under
+/// "<name>/<slot>": "<name>/momentum" after apply_momentum, "<name>/m",
+/// "<name>/v" and "<name>/iterations" after apply_adam, nothing before the
+/// first optimizer step. "iterations" is an int64 scalar when every shard
+/// counted the same number of Adam steps (always, unless a server missed
+/// updates), else an int64 vector of one count per shard; restore gives
+/// each shard its own count when the variable has as many shards, and every
+/// shard the largest count otherwise. restore sets every slot to the
+/// file's, and resets the slots the file lacks to never updated (zeros, 0),
+/// so a resumed job continues with the saved optimizer state. A
+/// ShardedVariable's slots in the file are never "extra" variables.
+///
+/// All are called in cross-replica context (not inside strategy.run) and,
+/// under ParameterServerStrategy, on the coordinator between scheduled
+/// functions (after coordinator.join()): inside a function given to
+/// ClusterCoordinator::schedule they are Error(failed_precondition). A
+/// parameter server lost during save fails it naming the server (the file
+/// is left as it was); one lost during restore fails it likewise, with
+/// the sharded variables partly restored (the local Variables unchanged):
+/// restore again once the cluster is back. A Checkpoint may not mix
+/// ShardedVariables with variables of a multi-worker strategy.
 ///
 /// Under a multi-worker strategy (MultiWorkerMirroredStrategy with several
 /// workers) save, restore and restore_if_exists are collective, like
@@ -68,6 +95,19 @@ public:
   Checkpoint(std::initializer_list<Variable> variables) : Checkpoint(std::vector<Variable>(variables)) {}
   /// Saves each variable under its key.
   explicit Checkpoint(std::map<std::string, Variable> variables);
+  /// Variables and sharded variables, each under its name():
+  /// Checkpoint({}, {w, b, epochs_done}) for a parameter-server job. Two of
+  /// one name, a null ShardedVariable, or a name that is another's slot
+  /// entry ("w/m" beside a sharded "w") are Error(invalid_argument).
+  Checkpoint(const std::vector<Variable>& variables, const std::vector<ShardedVariable>& sharded);
+  /// The same for a braced list (which the map form would take for two elements).
+  Checkpoint(const std::vector<Variable>& variables, std::initializer_list<ShardedVariable> sharded)
+    : Checkpoint(variables, std::vector<ShardedVariable>(sharded)) {}
+  /// Sharded variables only: Checkpoint(sharded) or Checkpoint({w, b}).
+  explicit Checkpoint(const std::vector<ShardedVariable>& sharded) : Checkpoint(std::vector<Variable>{}, sharded) {}
+  Checkpoint(std::initializer_list<ShardedVariable> sharded) : Checkpoint(std::vector<ShardedVariable>(sharded)) {}
+  /// Variables and sharded variables, each under its key (same checks).
+  Checkpoint(std::map<std::string, Variable> variables, std::map<std::string, ShardedVariable> sharded);
 
   /// Writes every variable's value to `path` (see the class comment). An I/O
   /// failure is Error(not_found) for a missing directory, else
@@ -81,8 +121,9 @@ public:
   /// it is not a troupe checkpoint, has another version, is truncated or
   /// fails a checksum; Error(invalid_argument) "checkpoint from a different
   /// model" when a variable is missing from the file, has another dtype or
-  /// shape there (both named), or the file holds variables this Checkpoint
-  /// does not have (unless options.expect_partial).
+  /// shape there (both named), a sharded variable's optimizer slot there has
+  /// another dtype or shape than the variable, or the file holds variables
+  /// this Checkpoint does not have (unless options.expect_partial).
   void restore(const std::string& path, const CheckpointRestoreOptions& options = {});
 
   /// restore() when `path` (the chief's, under a multi-worker strategy)
@@ -92,6 +133,8 @@ public:
 
   /// The variables by the key they are saved under.
   [[nodiscard]] const std::map<std::string, Variable>& variables() const noexcept { return variables_; }
+  /// The sharded variables by the key they are saved under.
+  [[nodiscard]] const std::map<std::string, ShardedVariable>& sharded_variables() const noexcept { return sharded_; }
 
 private:
   /// restore() and restore_if_exists() (`missing_ok`).
@@ -99,7 +142,13 @@ private:
   /// The chief's `value` on every worker of `strategy` (its CrossDeviceOps broadcast).
   [[nodiscard]] static Tensor broadcast_from_chief(Strategy& strategy, const Tensor& value);
 
+  /// Error(invalid_argument) for a null ShardedVariable or a key used twice.
+  void check_keys() const;
+  /// The local part of restore: sets every sharded variable, then every variable.
+  void assign_values(std::map<std::string, Tensor> values) const;
+
   std::map<std::string, Variable> variables_;
+  std::map<std::string, ShardedVariable> sharded_;
 };
 
 } // namespace troupe

@@ -99,4 +99,8 @@ private:
   StepAgreement agreement_;
 };
 
+/// A pass over a DistributedDataset (tf.distribute.DistributedIterator), as
+/// scheduled functions take it: `[&](troupe::DistributedIterator& it) { ... }`.
+using DistributedIterator = DistributedDataset::Iterator;
+
 } // namespace troupe

@@ -1,24 +1,26 @@
 #pragma once
 
-// Not installed yet: it includes the coordinator actor's messages; it becomes
-// public with ClusterCoordinator, over a header of its own (issue 15).
-
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
 
-#include <troupe/actors/coordinator_messages.hpp>
 #include <troupe/actors/fwd.hpp>
+#include <troupe/actors/remote_value_status.hpp>
 
 namespace troupe {
 
 namespace internal {
 
+struct ClosureOutcome;
+
+/// Where `outcome` stands now; does not wait.
+[[nodiscard]] RemoteValueStatus outcome_status(const ClosureOutcome& outcome) noexcept;
+
 /// Blocks until `outcome` is settled; returns its value bytes or raises its
 /// error (Error(cancelled) for a cancelled closure, naming the first failure).
-const std::vector<uint8_t>& fetch_outcome(RuntimeImpl& runtime, const ClosureOutcome& outcome, ClosureId id);
+const std::vector<uint8_t>& fetch_outcome(RuntimeImpl& runtime, const ClosureOutcome& outcome, uint64_t closure_id);
 
 } // namespace internal
 
@@ -28,7 +30,8 @@ const std::vector<uint8_t>& fetch_outcome(RuntimeImpl& runtime, const ClosureOut
 /// Copies share one result. fetch() blocks the calling (non-actor) thread
 /// until the function ran; it raises the function's error, or Error(cancelled)
 /// when the function never ran because an earlier one failed (the message
-/// names that failure), or Error(peer_lost) when no worker was alive to run it.
+/// names that failure), or Error(peer_lost) when no worker was alive to run it
+/// or a parameter server was lost.
 template <class R>
 class RemoteValue {
 public:
@@ -36,26 +39,42 @@ public:
   using Decoder = std::function<R(const std::vector<uint8_t>&)>;
 
   RemoteValue() = default;
-  RemoteValue(internal::RuntimeImpl& runtime, internal::ClosureId id, std::shared_ptr<internal::ClosureOutcome> outcome,
+  RemoteValue(internal::RuntimeImpl& runtime, uint64_t closure_id, std::shared_ptr<internal::ClosureOutcome> outcome,
               Decoder decode)
-    : runtime_(&runtime), id_(id), outcome_(std::move(outcome)), decode_(std::move(decode)) {}
+    : runtime_(&runtime), id_(closure_id), outcome_(std::move(outcome)), decode_(std::move(decode)) {}
 
-  /// Where the function stands now; does not wait.
+  /// Where the function stands now; does not wait. not_ready for an empty RemoteValue.
   [[nodiscard]] RemoteValueStatus status() const noexcept {
-    return outcome_->done.done() ? outcome_->status : RemoteValueStatus::not_ready;
+    return outcome_ ? internal::outcome_status(*outcome_) : RemoteValueStatus::not_ready;
   }
 
   /// The function's result; blocks until it ran. See the class comment for errors.
-  [[nodiscard]] R fetch() const { return decode_(internal::fetch_outcome(*runtime_, *outcome_, id_)); }
+  R fetch() const {
+    check_valid();
+    return decode_(internal::fetch_outcome(*runtime_, *outcome_, id_));
+  }
 
   /// The scheduled function's id within its coordinator (1, 2, ...).
-  [[nodiscard]] internal::ClosureId closure_id() const noexcept { return id_; }
+  [[nodiscard]] uint64_t closure_id() const noexcept { return id_; }
 
 private:
+  void check_valid() const;
+
   internal::RuntimeImpl* runtime_ = nullptr;
-  internal::ClosureId id_ = 0;
+  uint64_t id_ = 0;
   std::shared_ptr<internal::ClosureOutcome> outcome_;
   Decoder decode_;
 };
+
+namespace internal {
+/// Error(failed_precondition): fetch on a RemoteValue that no schedule made.
+[[noreturn]] void fail_empty_remote_value();
+} // namespace internal
+
+template <class R>
+void RemoteValue<R>::check_valid() const {
+  if (!outcome_)
+    internal::fail_empty_remote_value();
+}
 
 } // namespace troupe

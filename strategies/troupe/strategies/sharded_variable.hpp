@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -8,6 +9,7 @@
 #include <troupe/core/dtype.hpp>
 #include <troupe/core/shape.hpp>
 #include <troupe/core/tensor.hpp>
+#include <troupe/ops/nn_ops.hpp>
 
 namespace troupe {
 
@@ -20,9 +22,10 @@ struct ShardedVariableState;
 /// TensorFlow's ShardedVariable). Reads and updates go to every shard at once,
 /// one request per shard, and wait for all of them.
 ///
-/// Created by ParameterServerStrategy (from the next step on); today only
-/// troupe's own code and tests make one, through
-/// internal::make_sharded_variable (sharded_variable_factory.hpp).
+/// Created by ParameterServerStrategy::create_variable. Inside a function
+/// scheduled by a ClusterCoordinator, updates are staged under the function's
+/// attempt and take effect when the coordinator commits it (exactly once);
+/// reads there see the function's own updates. Elsewhere they are immediate.
 ///
 /// Blocking calls are made from one application thread at a time. Each fails
 /// with Error naming the variable and the parameter server when a server
@@ -83,6 +86,38 @@ public:
   void assign_add(const Tensor& delta);
   /// Subtracts `delta` (same checks as assign).
   void assign_sub(const Tensor& delta);
+
+  // -- optimizer steps on the parameter servers -------------------------------------
+
+  /// One Keras SGD-with-momentum step (troupe::apply_momentum) applied by each
+  /// shard's server to its rows of `gradient`: the gradient travels, not the
+  /// new value, so concurrent workers' steps all count. The accumulator lives
+  /// beside the shard (created as zeros at the first step). Nesterov is
+  /// Error(not_supported).
+  void apply_momentum(const Tensor& gradient, const MomentumOptions& options);
+  /// One Keras Adam step (troupe::apply_adam) on the servers: m, v and the
+  /// step count live beside each shard, which counts its own steps.
+  void apply_adam(const Tensor& gradient, const AdamOptions& options);
+
+  /// The optimizer state the servers keep beside the shards, by Keras' slot
+  /// names, each joined across shards as read_value: {} before the first
+  /// optimizer step, {"momentum"} after apply_momentum, {"m", "v",
+  /// "iterations"} after apply_adam. "iterations" is an int64 vector of one
+  /// count per shard (each shard counts the Adam steps applied to it). A
+  /// shard whose slot does not exist reads as never updated (zeros, 0).
+  /// Checkpoints save these; on the coordinator only (inside a scheduled
+  /// function Error(failed_precondition)).
+  [[nodiscard]] std::map<std::string, Tensor> read_slots() const;
+  /// Sets the optimizer state (a checkpoint's restore): `slots` named as
+  /// read_slots names them ("momentum" alone, or any of "m", "v",
+  /// "iterations"), "momentum", "m" and "v" of the variable's shape and dtype
+  /// (split by this variable's layout), "iterations" an int64 scalar for
+  /// every shard or a vector of one count per shard, >= 0. Slots the servers
+  /// hold that `slots` does not name go back to never updated (zeros, 0), so
+  /// the next step continues from exactly `slots`. Bad names, shapes or
+  /// counts are Error before anything is sent. Call it between scheduled
+  /// functions, on the coordinator (Error(failed_precondition) inside one).
+  void assign_slots(const std::map<std::string, Tensor>& slots);
 
   /// The state the strategy's internals share (null never).
   [[nodiscard]] const std::shared_ptr<internal::ShardedVariableState>& state() const noexcept { return state_; }

@@ -36,24 +36,30 @@ struct ShardedVariableState {
 /// servers by ps task index): splits it with ShardLayout::for_variable, places
 /// the shards with `placement` (advancing it) and creates every shard on its
 /// server at once (immediate create), waiting for all of them. Throws Error
-/// naming the server that refused or exited, or Error(timeout).
+/// naming the server that refused or exited, or Error(timeout). With
+/// `create_on_servers` false it only makes the handle (a worker process of a
+/// cluster, whose coordinator creates the shards).
 [[nodiscard]] ShardedVariable make_sharded_variable(Runtime& runtime, const std::vector<caf::actor>& servers,
                                                     std::string name, const Tensor& initial,
                                                     const std::optional<Partitioner>& partitioner,
-                                                    RoundRobinPlacement& placement);
+                                                    RoundRobinPlacement& placement, bool create_on_servers = true);
 
-// -- the seam for scheduled functions ---------------------------------------------
-// ShardedVariable's public calls are immediate (AttemptId{} : function 0). The
-// worker actor will call these with its attempt: reads then see the attempt's
-// own staged updates. Staging updates under an attempt (PsStageMsg with
-// per-server sequence numbers) is not here yet: update_shards refuses a
-// non-zero attempt with Error(not_supported).
+// -- reads and updates under an attempt ----------------------------------------------
+// ShardedVariable's public calls pass current_attempt(): inside a scheduled
+// function reads see the attempt's own staged updates and updates are staged
+// (WorkerContext::stage) until the coordinator commits the attempt; elsewhere
+// (AttemptId{}, function 0) they read and apply committed values at once.
+
+/// The running scheduled function's attempt, or AttemptId{} outside one.
+[[nodiscard]] AttemptId current_attempt();
 
 /// Every shard's value (one read per shard, at once), in shard order.
 [[nodiscard]] std::vector<Tensor> read_shards(const ShardedVariableState& state, AttemptId attempt = {});
 /// Rows `ids` (int32/int64 vector of full-variable rows) in the ids' order.
 [[nodiscard]] Tensor gather_rows(const ShardedVariableState& state, const Tensor& ids, AttemptId attempt = {});
-/// Applies `op` with `value` (the full variable's shape and dtype) to every shard at once.
-void update_shards(const ShardedVariableState& state, UpdateOp op, const Tensor& value, AttemptId attempt = {});
+/// Applies `op` with `value` (the full variable's shape and dtype) and the
+/// optimizer's `hyper` parameters to every shard at once.
+void update_shards(const ShardedVariableState& state, UpdateOp op, const Tensor& value, AttemptId attempt = {},
+                   const std::vector<double>& hyper = {});
 
 } // namespace troupe::internal

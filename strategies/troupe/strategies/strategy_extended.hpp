@@ -57,6 +57,9 @@ public:
 
   /// The strategy that owns this object.
   [[nodiscard]] Strategy& container_strategy() const noexcept { return *container_; }
+  /// Refuses Strategy::create_variable where this strategy makes its
+  /// variables another way (ParameterServerStrategy: on the servers).
+  virtual void check_variable_creation() const {}
 
   // -- agreement across workers -----------------------------------------------------
 
@@ -137,6 +140,11 @@ protected:
   StrategyExtended();
 
   friend class Strategy;
+  // Names its ShardedVariables as Strategy::create_variable names variables.
+  friend class ParameterServerStrategy;
+  /// Makes `owner` the container strategy of `inner`, a StrategyExtended that
+  /// serves part of this one's replicas (ParameterServerStrategy's per-worker groups).
+  static void share_container(StrategyExtended& inner, Strategy& owner) noexcept { inner.container_ = &owner; }
   Strategy* container_ = nullptr;
   /// How values are combined across replicas and workers; each subclass's
   /// constructor sets it (TensorFlow's CrossDeviceOps of the strategy).

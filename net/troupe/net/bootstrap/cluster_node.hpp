@@ -1,11 +1,16 @@
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <caf/actor.hpp>
+#include <caf/timespan.hpp>
 
+#include <troupe/net/bootstrap/cluster_members.hpp>
+#include <troupe/net/bootstrap/task_lost.hpp>
 #include <troupe/net/cluster_resolver.hpp>
 
 namespace caf {
@@ -16,18 +21,25 @@ namespace troupe::internal {
 
 /// This process as one task of a cluster: its node actor (control plane,
 /// published on the task's address), its data-plane broker, and the
-/// handshake with every other task that takes part in collectives (the
-/// chief and the workers, ranked chief first, then workers by index).
+/// handshake with every other member of the cluster.
 ///
-/// The constructor blocks the calling (user-facing) thread until every such
-/// task has joined: it publishes the node, reaches every task of lower rank
-/// with remote_actor (retrying until TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS),
+/// The members are the chief, the workers and the parameter servers, in the
+/// stable order of ClusterMembers (chief, workers by index, ps by index).
+/// Only the chief and the workers take part in collectives: they alone have a
+/// rank, a data plane and a place in task_names(), exactly as in a cluster
+/// without parameter servers, so that MultiWorkerMirroredStrategy never waits
+/// for a ps task. Evaluator tasks (and tasks of other jobs) are no members:
+/// they join nothing, and nobody waits for them.
+///
+/// The constructor blocks the calling (user-facing) thread until every member
+/// has joined: it publishes the node, reaches every member of lower index with
+/// remote_actor (retrying until TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS),
 /// exchanges hellos (same cluster spec, same TROUPE_CLUSTER_TOKEN, else the
-/// refusing task names the difference), waits for the tasks of higher rank to
-/// do the same, then connects the data plane. Errors name the tasks that
-/// never came and what to check. The destructor says bye to the other tasks
-/// (so that they see a normal exit, not a lost peer) and waits, bounded, for
-/// the last bytes to leave.
+/// refusing task names the difference), waits for the members of higher index
+/// to do the same, then (chief and workers) connects the data plane. Errors
+/// name the tasks that never came and what to check. The destructor says bye
+/// to the other tasks (so that they see a normal exit, not a lost peer) and
+/// waits, bounded, for the last bytes to leave.
 class ClusterNode {
 public:
   ClusterNode(caf::actor_system& system, std::shared_ptr<const ClusterResolver> resolver);
@@ -35,15 +47,53 @@ public:
   ClusterNode(const ClusterNode&) = delete;
   ClusterNode& operator=(const ClusterNode&) = delete;
 
+  // -- collectives (chief and workers) -------------------------------------------
+
   /// Whether this task takes part in collectives (chief or worker).
   [[nodiscard]] bool participates() const noexcept { return rank_ >= 0; }
   /// This task's rank among the chief and workers (-1 for ps and evaluator tasks).
   [[nodiscard]] int rank() const noexcept { return rank_; }
   /// The chief and workers, in rank order: "chief:0", "worker:0", ...
   [[nodiscard]] const std::vector<std::string>& task_names() const noexcept { return task_names_; }
-  /// The data-plane link the collective groups of multi-worker strategies use.
+  /// The data-plane link the collective groups of multi-worker strategies use
+  /// (a null actor on a ps task).
   [[nodiscard]] const caf::actor& link() const noexcept { return data_plane_; }
   [[nodiscard]] const std::shared_ptr<const ClusterResolver>& resolver() const noexcept { return resolver_; }
+
+  // -- membership (chief, workers, parameter servers) ----------------------------
+
+  /// This task's job ("chief", "worker", "ps", "evaluator") and index in it.
+  [[nodiscard]] const std::string& task_type() const noexcept { return task_type_; }
+  [[nodiscard]] int task_index() const noexcept { return task_index_; }
+  /// Whether this task joined the cluster (chief, worker or ps; not an evaluator).
+  [[nodiscard]] bool is_member() const noexcept { return member_index_ >= 0; }
+  /// Every member, in order: "chief:0", "worker:0", ..., "ps:0", ...
+  [[nodiscard]] const std::vector<std::string>& members() const noexcept { return members_.names(); }
+  /// The members of `job` ("ps" -> {"ps:0", "ps:1"}); empty when it has none.
+  [[nodiscard]] std::vector<std::string> tasks_of(std::string_view job) const { return members_.tasks_of(job); }
+
+  /// The node actor of member `task` ("ps:1"; this task's own for itself):
+  /// the actor other tasks' actors are reached through (lookup()).
+  /// Error(invalid_argument) naming the members when `task` is none, or when
+  /// this task is no member.
+  [[nodiscard]] caf::actor node_of(std::string_view task) const;
+
+  /// Makes `actor` reachable by every member under `name` (at most
+  /// NodeLookupMsg::max_name_bytes bytes): lookup(this task, name) finds it.
+  /// A null actor withdraws the name. Error(failed_precondition) when this
+  /// task is no member.
+  void publish(const std::string& name, const caf::actor& actor);
+
+  /// The actor that member `task` published under `name`, waiting up to
+  /// `timeout` for it to be published; Error(timeout) naming the task and the
+  /// name when it is not, Error(peer_lost) when the task is gone.
+  [[nodiscard]] caf::actor lookup(std::string_view task, const std::string& name, caf::timespan timeout) const;
+
+  /// `listener` receives a TaskLostMsg for every member that is lost or leaves
+  /// from now on, and at once for those already decided; each member once.
+  /// These are the failure detector's verdicts (TROUPE_PEER_TIMEOUT_SECONDS).
+  /// Does nothing on a task that is no member.
+  void watch_losses(const caf::actor& listener);
 
 private:
   void join();
@@ -51,9 +101,13 @@ private:
 
   caf::actor_system& system_;
   std::shared_ptr<const ClusterResolver> resolver_;
+  std::string task_type_;
+  int task_index_ = -1;
+  ClusterMembers members_;
+  int member_index_ = -1;
   int rank_ = -1;
   std::vector<std::string> task_names_;
-  std::vector<std::string> addresses_;
+  std::map<int, caf::actor> nodes_; ///< every member's node actor, by member index
   caf::actor node_;
   caf::actor data_plane_;
 };

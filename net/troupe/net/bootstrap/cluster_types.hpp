@@ -3,6 +3,7 @@
 // Messages between the node actors of a cluster's processes (over CAF's
 // middleman), with their type-ID block. Include only from .cpp files.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -22,11 +23,11 @@ namespace troupe::internal {
 /// believes in and where its data plane listens. A task refuses a hello whose
 /// cluster spec fingerprint or cluster token hash differs from its own.
 struct HelloMsg {
-  int32_t rank = -1;
+  int32_t rank = -1;         ///< the sender's member index (ClusterMembers): its collective rank, if it has one
   std::string task;          ///< "worker:1"
   uint64_t spec_fingerprint = 0;
   uint64_t token_hash = 0;
-  uint16_t data_port = 0;
+  uint16_t data_port = 0;    ///< 0 for a parameter server, which has no data plane
   int32_t pid = 0;
   std::string host;          ///< where the sender's data plane listens
   caf::actor node;           ///< the sender's node actor, which the receiver monitors
@@ -38,6 +39,22 @@ typename Inspector::result_type inspect(Inspector& f, HelloMsg& x) {
            x.data_port, x.pid, x.host, x.node);
 }
 
+/// Task -> the node actor of another task (request): the actor published
+/// there under `name` (ClusterNode::publish), answered once it is published;
+/// an error when the name is longer than max_name_bytes or too many lookups
+/// wait there already.
+struct NodeLookupMsg {
+  std::string name;
+
+  /// Names are short words ("parameter_server"); longer ones are refused.
+  static constexpr size_t max_name_bytes = 256;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, NodeLookupMsg& x) {
+  return f(caf::meta::type_name("troupe::NodeLookupMsg"), x.name);
+}
+
 /// Registers the core types and the cluster messages with `cfg` (every
 /// process of a cluster must: CAF drops unregistered remote messages).
 void add_cluster_types(caf::actor_system_config& cfg);
@@ -46,4 +63,5 @@ void add_cluster_types(caf::actor_system_config& cfg);
 
 CAF_BEGIN_TYPE_ID_BLOCK(troupe_cluster, caf::id_block::troupe_core::end)
   CAF_ADD_TYPE_ID(troupe_cluster, (troupe::internal::HelloMsg))
+  CAF_ADD_TYPE_ID(troupe_cluster, (troupe::internal::NodeLookupMsg))
 CAF_END_TYPE_ID_BLOCK(troupe_cluster)

@@ -13,6 +13,7 @@
 
 #include <troupe/net/bootstrap/cluster_types.hpp>
 #include <troupe/core/errors.hpp>
+#include <troupe/net/bootstrap/task_lost.hpp>
 #include <troupe/net/handshake.hpp>
 
 namespace troupe::internal {
@@ -40,12 +41,31 @@ struct NodeProgressMsg {};
 /// process started as an awaited task was refused), or an empty string.
 struct NodeDoomedMsg {};
 
+/// Edge -> node: tell `listener` the verdict on every member that is lost or
+/// leaves (TaskLostMsg), those decided before included.
+struct NodeWatchMsg {
+  caf::actor listener;
+};
+
+/// Edge -> node: answer NodeLookupMsg{name} with `actor` (a null actor
+/// withdraws the name).
+struct NodePublishMsg {
+  std::string name;
+  caf::actor actor;
+};
+
+/// The group id under which the node actor registers with the data plane
+/// (LinkRegisterMsg) to hear its verdicts on chief and worker tasks; no
+/// collective group uses it (theirs count up from 0 and from 2^32).
+inline constexpr uint64_t loss_watch_group_id = ~uint64_t{0};
+
 /// What a NodeActor is spawned with.
 struct NodeSetup {
   HelloMsg me;
-  std::vector<std::string> task_names; ///< per rank
-  std::vector<std::string> addresses;  ///< per rank, as TF_CONFIG lists them
-  caf::actor data_plane;               ///< told when a peer is lost
+  std::vector<std::string> task_names; ///< per member index (ClusterMembers)
+  std::vector<std::string> addresses;  ///< per member index, as TF_CONFIG lists them
+  int participants = 0;                ///< members 0..participants-1 have a data plane
+  caf::actor data_plane;               ///< told when a peer is lost; null on a parameter server
   std::chrono::steady_clock::time_point join_started;
   double init_timeout_seconds = 120;   ///< TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS
 };
@@ -67,6 +87,15 @@ struct NodeSetup {
 /// the peer's node actor. With CAF's heartbeat and connection timeout set
 /// (RuntimeImpl), a dead or frozen peer's proxy goes down; the node then
 /// reports the peer lost to the data plane, which fails its collectives.
+///
+/// Every member (chief, workers, parameter servers: ClusterMembers) reaches
+/// every member of lower index, so the control connections form a full mesh.
+/// Who decides that a member is lost (TaskLostMsg to the watchers):
+/// - a chief or worker seen from a chief or worker: the data plane, as for
+///   collectives (the node's news is only a hint; see DataPlaneBroker);
+/// - a parameter server, or any member seen from a parameter server (which
+///   has no data plane): the control connection; it left when its node
+///   actor exited normally (user_shutdown), else it is lost.
 ///
 /// While the edge waits (NodeAwaitMsg) the node logs, every
 /// join_progress_interval, the tasks it still waits for. A process that
@@ -90,6 +119,8 @@ private:
   void fail_waiting(Errc code, const std::string& why);
   [[nodiscard]] std::string missing_tasks() const;
   [[nodiscard]] std::optional<RankHolder> holder_of(int rank) const;
+  void decide(int rank, std::string why, bool left);
+  caf::result<caf::actor> on_lookup(const NodeLookupMsg& msg);
 
   NodeSetup setup_;
   Handshake handshake_;
@@ -101,6 +132,11 @@ private:
   std::vector<caf::response_promise> waiting_;
   /// Processes refused at the handshake, for the error that names missing tasks.
   std::vector<std::string> refused_;
+  std::vector<caf::actor> watchers_;
+  std::map<int, TaskLostMsg> verdicts_; ///< by member index, for watchers that come later
+  std::map<std::string, caf::actor> published_;
+  /// Lookups of names not published yet, answered when they are.
+  std::multimap<std::string, caf::response_promise> lookups_;
 };
 
 } // namespace troupe::internal
@@ -110,3 +146,5 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeAwaitMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeDeadlineMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeProgressMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeDoomedMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeWatchMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodePublishMsg)

@@ -1,0 +1,117 @@
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+
+#include <troupe/actors/fwd.hpp>
+
+namespace troupe::internal {
+
+class ClusterNode;
+class WorkerContext;
+
+/// The tasks of a parameter-server cluster, counted as TF_CONFIG counts them.
+struct PsClusterShape {
+  int workers = 0;
+  int ps = 0;
+  int devices_per_worker = 1;
+};
+
+/// "/job:worker/replica:0/task:1", "/job:ps/replica:0/task:0".
+[[nodiscard]] std::string task_name(const char* job, int index);
+
+/// The tasks of a parameter-server cluster as this runtime sees them.
+///
+/// In one process (LocalCluster, Simulation with workers and ps) every worker
+/// and parameter server is an actor of this actor system, and they talk the
+/// messages they would talk across processes; the calling thread is the
+/// coordinator (the chief). Here it also plays the cluster's failure detector
+/// for the faults its hooks inject: kill_worker tells the attached
+/// coordinator that the worker is lost, as a peer timeout would across
+/// processes.
+///
+/// Across processes (TF_CONFIG with chief, worker and ps jobs) each task
+/// hosts its own part: a ps task its ParameterServerActor, a worker task its
+/// WorkerActor, both published on the task's node; the chief and the workers
+/// look up the servers, and the chief the workers. The node's failure
+/// detector tells the attached coordinator of lost workers and servers, and
+/// ends serve() on the other tasks when the chief is gone.
+class PsCluster {
+public:
+  /// Spawns `shape.ps` parameter servers and `shape.workers` workers.
+  PsCluster(RuntimeImpl& runtime, PsClusterShape shape);
+  /// This process's part of a cluster across processes: waits (up to
+  /// TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS) for the actors it must reach.
+  PsCluster(RuntimeImpl& runtime, ClusterNode& node, int devices_per_worker);
+  /// Stops every task actor.
+  ~PsCluster();
+  PsCluster(const PsCluster&) = delete;
+  PsCluster& operator=(const PsCluster&) = delete;
+
+  [[nodiscard]] const PsClusterShape& shape() const noexcept { return shape_; }
+  /// Whether every task lives in this process (LocalCluster, Simulation).
+  [[nodiscard]] bool local() const noexcept { return node_ == nullptr; }
+  /// "chief" (also for a cluster in this process), "worker" or "ps".
+  [[nodiscard]] const std::string& task_type() const noexcept { return task_type_; }
+  [[nodiscard]] int task_index() const noexcept { return task_index_; }
+  [[nodiscard]] bool is_coordinator() const noexcept { return task_type_ == "chief"; }
+
+  /// A worker or ps task across processes: runs until the chief ends the
+  /// cluster (0) or is lost (1, after saying so on stderr).
+  [[nodiscard]] int serve();
+  /// The parameter servers, by ps task index.
+  [[nodiscard]] const std::vector<caf::actor>& parameter_servers() const noexcept { return servers_; }
+  [[nodiscard]] std::vector<std::string> parameter_server_names() const;
+
+  /// The coordinator actor that gets CoordinatorAddWorkerMsg for every live
+  /// worker now and every restarted one later, and CoordinatorWorkerLostMsg
+  /// for every killed one. One at a time: a second is Error(failed_precondition).
+  void attach_coordinator(caf::actor coordinator);
+  void detach_coordinator() noexcept;
+
+  // -- fault injection (tests, the fault sample) -----------------------------------
+
+  /// Worker `index` is cut off: it stops reporting (the function it runs goes
+  /// on and its late updates are refused), and the coordinator learns that it
+  /// is lost, with `reason`.
+  void kill_worker(int index, const std::string& reason);
+  /// A new process for worker `index` (after kill_worker): a fresh actor with
+  /// fresh per-worker resources, given work again.
+  void restart_worker(int index);
+  /// Parameter server `index` exits with `reason`.
+  void kill_parameter_server(int index, const std::string& reason);
+
+private:
+  struct Worker {
+    caf::actor actor;
+    std::string name;
+    std::shared_ptr<WorkerContext> context;
+    bool alive = true;
+  };
+
+  struct LossRouting;
+
+  [[nodiscard]] Worker spawn_worker(int index);
+  void check_worker_index(int index, const char* method) const;
+  void check_local(const char* method) const;
+
+  RuntimeImpl& runtime_;
+  ClusterNode* node_ = nullptr;
+  std::string task_type_ = "chief";
+  int task_index_ = 0;
+  PsClusterShape shape_;
+  /// Across processes: routes the node's TaskLostMsg to the coordinator (chief) or to serve().
+  std::shared_ptr<LossRouting> routing_;
+  caf::actor loss_listener_;
+  caf::actor own_server_; ///< a ps task's own server
+  std::vector<caf::actor> servers_;
+  std::mutex mutex_;
+  std::vector<Worker> workers_;
+  caf::actor coordinator_;
+};
+
+} // namespace troupe::internal

@@ -1,0 +1,160 @@
+// The node actor's verdicts on lost members and its named actors, in one
+// process: peers are local actors standing in for other tasks' node actors.
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/all.hpp>
+#include <caf/binary_deserializer.hpp>
+#include <caf/binary_serializer.hpp>
+
+#include <troupe/net/bootstrap/cluster_types.hpp>
+#include <troupe/net/bootstrap/node_actor.hpp>
+#include <troupe/net/link/link_messages.hpp>
+
+using namespace troupe::internal;
+using namespace std::chrono_literals;
+using Catch::Contains;
+
+namespace {
+
+const std::vector<std::string> members = {"chief:0", "worker:0", "worker:1", "ps:0"};
+
+/// A node actor of task `me` (a member index) with stand-ins for every other
+/// member's node actor, added as peers.
+struct Node {
+  caf::actor_system_config cfg;
+  std::optional<caf::actor_system> sys;
+  caf::actor node;
+  std::vector<caf::actor> peers;
+
+  Node(int me, const caf::actor& data_plane_of) {
+    add_cluster_types(cfg);
+    sys.emplace(cfg);
+    HelloMsg hello{me, members[static_cast<size_t>(me)], 42, 7, 0, 1, "127.0.0.1", caf::actor{}};
+    node = sys->spawn<NodeActor>(NodeSetup{hello, members, {"h:1", "h:2", "h:3", "h:4"}, 3, data_plane_of,
+                                           std::chrono::steady_clock::now(), 60});
+    for (int r = 0; r < static_cast<int>(members.size()); ++r) {
+      auto peer = sys->spawn([]() -> caf::behavior { return {[](int) {}}; });
+      peers.push_back(peer);
+      if (r != me)
+        caf::anon_send(node, NodePeerMsg{peer, HelloMsg{r, members[static_cast<size_t>(r)], 42, 7, 0, 100 + r,
+                                                        "127.0.0.1", peer}});
+    }
+  }
+  ~Node() {
+    for (auto& peer : peers)
+      caf::anon_send_exit(peer, caf::exit_reason::kill);
+    caf::anon_send_exit(node, caf::exit_reason::user_shutdown);
+  }
+};
+
+TaskLostMsg next_verdict(caf::scoped_actor& self) {
+  TaskLostMsg out;
+  self->receive([&](const TaskLostMsg& verdict) { out = verdict; },
+                caf::after(10s) >> [] { FAIL("no verdict within 10 s"); });
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("a parameter server's node decides from the control connection: a member that exits normally left, "
+          "one that dies is lost",
+          "[net][node]") {
+  Node ps(3, caf::actor{}); // ps:0 has no data plane
+  caf::scoped_actor watcher{*ps.sys};
+  caf::anon_send(ps.node, NodeWatchMsg{caf::actor_cast<caf::actor>(watcher)});
+
+  caf::anon_send_exit(ps.peers[0], caf::exit_reason::user_shutdown);
+  auto verdict = next_verdict(watcher);
+  CHECK(verdict.task == "chief:0");
+  CHECK(verdict.left);
+  CHECK(verdict.why == "it shut down (its program ended)");
+
+  caf::anon_send_exit(ps.peers[2], caf::exit_reason::kill);
+  verdict = next_verdict(watcher);
+  CHECK(verdict.task == "worker:1");
+  CHECK_FALSE(verdict.left);
+  CHECK_THAT(verdict.why, Contains("its control connection went down"));
+
+  // A watcher that comes later hears both verdicts at once.
+  caf::scoped_actor late{*ps.sys};
+  caf::anon_send(ps.node, NodeWatchMsg{caf::actor_cast<caf::actor>(late)});
+  CHECK(next_verdict(late).task == "chief:0");
+  CHECK(next_verdict(late).task == "worker:1");
+}
+
+TEST_CASE("a worker's node takes its verdicts on the chief and workers from the data plane and on ps tasks from the "
+          "control connection",
+          "[net][node]") {
+  caf::actor_system_config plane_cfg;
+  caf::actor_system plane_sys{plane_cfg};
+  caf::scoped_actor plane{plane_sys}; // stands in for the data plane
+  Node worker(1, caf::actor_cast<caf::actor>(plane));
+  caf::scoped_actor watcher{*worker.sys};
+  caf::anon_send(worker.node, NodeWatchMsg{caf::actor_cast<caf::actor>(watcher)});
+  // The node listens to the data plane's verdicts as a collective group would.
+  plane->receive([&](const LinkRegisterMsg& msg) {
+    CHECK(msg.group == loss_watch_group_id);
+    CHECK(msg.actor == worker.node);
+  }, caf::after(10s) >> [] { FAIL("the node did not register with the data plane"); });
+
+  // The chief's control connection goes down: only a hint to the data plane.
+  caf::anon_send_exit(worker.peers[0], caf::exit_reason::kill);
+  plane->receive([&](const PeerLostMsg& hint) { CHECK(hint.rank == 0); },
+                 caf::after(10s) >> [] { FAIL("no hint to the data plane"); });
+  // The parameter server's: decided at once, with no hint (it has no data connection).
+  caf::anon_send_exit(worker.peers[3], caf::exit_reason::kill);
+  auto verdict = next_verdict(watcher);
+  CHECK(verdict.task == "ps:0");
+  CHECK_FALSE(verdict.left);
+  bool hinted = false;
+  plane->receive([&](const PeerLostMsg&) { hinted = true; }, caf::after(0s) >> [] {});
+  CHECK_FALSE(hinted);
+  // The data plane decides on the chief.
+  caf::anon_send(worker.node, PeerLostMsg{0, "its data connection closed", false});
+  verdict = next_verdict(watcher);
+  CHECK(verdict.task == "chief:0");
+  CHECK(verdict.why == "its data connection closed");
+}
+
+TEST_CASE("a node answers a lookup of a published actor, at once or once it is published", "[net][node]") {
+  Node ps(3, caf::actor{});
+  caf::scoped_actor self{*ps.sys};
+  auto published = ps.sys->spawn([]() -> caf::behavior { return {[](int) {}}; });
+  caf::actor found;
+  // Asked before it is published: answered when it is.
+  auto early = self->request(ps.node, 10s, NodeLookupMsg{"server"});
+  caf::anon_send(ps.node, NodePublishMsg{"server", published});
+  early.receive([&](caf::actor& a) { found = a; }, [&](caf::error& e) { FAIL(ps.sys->render(e)); });
+  CHECK(found == published);
+  found = nullptr;
+  self->request(ps.node, 10s, NodeLookupMsg{"server"})
+    .receive([&](caf::actor& a) { found = a; }, [&](caf::error& e) { FAIL(ps.sys->render(e)); });
+  CHECK(found == published);
+  // A name longer than the bound is refused, naming the bound.
+  std::string error;
+  self->request(ps.node, 10s, NodeLookupMsg{std::string(NodeLookupMsg::max_name_bytes + 1, 'x')})
+    .receive([](caf::actor&) { FAIL("an oversized name was answered"); },
+             [&](caf::error& e) { error = ps.sys->render(e); });
+  CHECK_THAT(error, Contains("at most 256 bytes"));
+  caf::anon_send_exit(published, caf::exit_reason::kill);
+}
+
+TEST_CASE("a node lookup message round-trips through CAF's binary serializer", "[net][node]") {
+  caf::actor_system_config cfg;
+  add_cluster_types(cfg);
+  caf::actor_system sys{cfg};
+  NodeLookupMsg in{"parameter_server"};
+  std::vector<char> bytes;
+  caf::binary_serializer sink(sys, bytes);
+  REQUIRE_FALSE(sink(in));
+  NodeLookupMsg out;
+  caf::binary_deserializer source(sys, bytes);
+  REQUIRE_FALSE(source(out));
+  CHECK(out.name == "parameter_server");
+}

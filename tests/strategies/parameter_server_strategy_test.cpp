@@ -1,0 +1,321 @@
+// ParameterServerStrategy and ClusterCoordinator on a cluster in this process
+// (LocalCluster, threaded) and in the deterministic simulation: variable
+// placement, scheduled functions on the workers' replicas, per-worker
+// datasets, exactly-once updates when a worker is lost, and bad input.
+
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <troupe/actors/completion.hpp>
+#include <troupe/actors/coordinator_handle.hpp>
+#include <troupe/actors/ps_cluster.hpp>
+#include <troupe/actors/runtime_impl.hpp>
+#include <troupe/actors/worker_context.hpp>
+#include <troupe/troupe.hpp>
+
+#include "support/error_code_of.hpp"
+#include "support/runtime_modes.hpp"
+
+using namespace troupe;
+using Catch::Matchers::Contains;
+using troupe::testing::error_code_of;
+using troupe::testing::error_message_of;
+
+namespace {
+
+std::unique_ptr<Runtime> make_cluster(const testing::RuntimeMode& mode, int workers, int ps, int devices = 1) {
+  if (mode.simulate)
+    return std::make_unique<Runtime>(
+      Simulation{.seed = mode.seed, .workers = workers, .ps = ps, .devices_per_worker = devices});
+  return std::make_unique<Runtime>(LocalCluster{.workers = workers, .ps = ps, .devices_per_worker = devices});
+}
+
+int64_t scalar_of(const Tensor& t) {
+  return t.to_vector<int64_t>().at(0);
+}
+
+/// The index of the worker the calling scheduled function runs on.
+int this_worker() {
+  auto* worker = internal::WorkerContext::current();
+  REQUIRE(worker != nullptr);
+  return worker->worker_index();
+}
+
+} // namespace
+
+TEST_CASE("ParameterServerStrategy refuses a cluster without ps or worker tasks with TensorFlow's words",
+          "[strategies][parameter_server]") {
+  {
+    Runtime rt(LocalCluster{.workers = 1, .ps = 0});
+    CHECK(error_message_of([&] { ParameterServerStrategy strategy(rt); }) == "There must be at least one ps.");
+  }
+  {
+    Runtime rt(LocalCluster{.workers = 0, .ps = 1});
+    CHECK(error_message_of([&] { ParameterServerStrategy strategy(rt); }) == "There must be at least one worker.");
+  }
+  {
+    Runtime rt;
+    CHECK_THAT(error_message_of([&] { ParameterServerStrategy strategy(rt); }),
+               Contains("Cluster spec must be non-empty") && Contains("LocalCluster"));
+  }
+  CHECK_THAT(error_message_of([] { Runtime rt(LocalCluster{.workers = 1, .ps = 1, .devices_per_worker = 0}); }),
+             Contains("devices_per_worker"));
+}
+
+TEST_CASE("ParameterServerStrategy places variables round robin over the servers and shards with a partitioner",
+          "[strategies][parameter_server]") {
+  Runtime rt(LocalCluster{.workers = 1, .ps = 2, .devices_per_worker = 2});
+  ParameterServerStrategy strategy(rt, Partitioner{FixedShardsPartitioner(2)});
+  CHECK(strategy.num_replicas_in_sync() == 2);
+  CHECK(strategy.num_ps() == 2);
+  ShardedVariable a{nullptr}, b{nullptr}, c{nullptr};
+  {
+    auto scope = strategy.scope();
+    a = strategy.create_variable(Tensor::from_vector<int64_t>({1, 2, 3, 4, 5}), {.name = "a"});
+    b = strategy.create_variable(Tensor(int64_t{7}), {.name = "a"});
+    c = strategy.create_variable(Tensor::from_vector<int64_t>({1, 2, 3}));
+  }
+  CHECK(a.name() == "a");
+  CHECK(b.name() == "a_1");
+  CHECK(c.name() == "Variable");
+  REQUIRE(a.num_shards() == 2);
+  CHECK(a.shard(0).shape() == Shape{3});
+  CHECK(a.shard(0).device().to_string() == "/job:ps/replica:0/task:0/device:CPU:0");
+  CHECK(a.shard(1).device().to_string() == "/job:ps/replica:0/task:1/device:CPU:0");
+  REQUIRE(b.num_shards() == 1); // scalars are never split
+  CHECK(b.shard(0).device().to_string() == "/job:ps/replica:0/task:0/device:CPU:0");
+  CHECK(c.shard(0).device().to_string() == "/job:ps/replica:0/task:1/device:CPU:0");
+  CHECK(a.read_value().to_vector<int64_t>() == std::vector<int64_t>{1, 2, 3, 4, 5});
+  // Outside the scope, and through Strategy& (which would make a mirrored variable), creation is refused.
+  CHECK(error_code_of([&] { (void) strategy.create_variable(Tensor(int64_t{1})); }) == Errc::failed_precondition);
+  Strategy& base = strategy;
+  auto scope = strategy.scope();
+  CHECK_THAT(error_message_of([&] { (void) base.create_variable(Tensor(int64_t{1})); }),
+             Contains("ShardedVariable"));
+}
+
+TEST_CASE("scheduled functions run the seed example on a worker's replicas", "[strategies][parameter_server]") {
+  TROUPE_FOR_EACH_RUNTIME_MODE(mode);
+  // One worker with two devices runs its closures in order: the seed's values.
+  auto rt = make_cluster(mode, 1, 1, 2);
+  ParameterServerStrategy strategy(*rt);
+  ClusterCoordinator coordinator(strategy);
+  auto per_worker = coordinator.create_per_worker_dataset(
+    [&](const InputContext&) { return strategy.experimental_distribute_dataset(Dataset::range(4).batch(2)); });
+  auto iterators = per_worker.iterator();
+  auto step = remote_function("ps_test_seed_step", [&](DistributedIterator& it) {
+    return strategy.run([](const Tensor& x) { return x * 2; }, it.get_next());
+  });
+  auto first = coordinator.schedule(step, iterators);
+  auto second = coordinator.schedule(step, iterators);
+  auto past_the_end = coordinator.schedule(step, iterators);
+  CHECK_THAT(error_message_of([&] { coordinator.join(); }), Contains("End of sequence"));
+  CHECK(coordinator.done());
+  const auto a = first.fetch();
+  const auto b = second.fetch();
+  REQUIRE(a.size() == 2);
+  REQUIRE(b.size() == 2);
+  CHECK(std::vector<int64_t>{scalar_of(a[0]), scalar_of(a[1])} == std::vector<int64_t>{0, 2});
+  CHECK(std::vector<int64_t>{scalar_of(b[0]), scalar_of(b[1])} == std::vector<int64_t>{4, 6});
+  CHECK(error_code_of([&] { (void) past_the_end.fetch(); }) == Errc::out_of_range);
+}
+
+TEST_CASE("updates of scheduled functions add up on the servers, and a function reads its own updates",
+          "[strategies][parameter_server]") {
+  TROUPE_FOR_EACH_RUNTIME_MODE(mode);
+  auto rt = make_cluster(mode, 2, 2);
+  ParameterServerStrategy strategy(*rt, Partitioner{FixedShardsPartitioner(2)});
+  ClusterCoordinator coordinator(strategy);
+  ShardedVariable w{nullptr};
+  {
+    auto scope = strategy.scope();
+    w = strategy.create_variable(Tensor::zeros({4}, DType::int64), {.name = "w"});
+  }
+  auto add = remote_function("ps_test_add", [&](int64_t k) {
+    const auto before = w.read_value();
+    w.assign_add(Tensor::full({4}, static_cast<double>(k), DType::int64));
+    // Read-your-writes: this function sees its own staged update (and any
+    // commits of other workers' functions meanwhile).
+    const auto after = w.read_value();
+    return scalar_of(after) - scalar_of(before);
+  });
+  std::vector<RemoteValue<int64_t>> deltas;
+  int64_t sum = 0;
+  for (int64_t k = 1; k <= 12; ++k) {
+    deltas.push_back(coordinator.schedule(add, k));
+    sum += k;
+  }
+  coordinator.join();
+  // Other workers' functions may commit between a function's two reads.
+  for (int64_t k = 1; k <= 12; ++k)
+    CHECK(deltas[static_cast<std::size_t>(k - 1)].fetch() >= k);
+  CHECK(w.read_value().to_vector<int64_t>() == std::vector<int64_t>(4, sum));
+}
+
+TEST_CASE("a worker lost in the middle of a function: the function runs again and its updates count once",
+          "[strategies][parameter_server]") {
+  TROUPE_FOR_EACH_RUNTIME_MODE(mode);
+  auto rt = make_cluster(mode, 2, 2);
+  auto& cluster = *rt->impl().ps_cluster();
+  ParameterServerStrategy strategy(*rt, Partitioner{FixedShardsPartitioner(2)});
+  ClusterCoordinator coordinator(strategy);
+  ShardedVariable w{nullptr};
+  {
+    auto scope = strategy.scope();
+    w = strategy.create_variable(Tensor::zeros({2}, DType::int64), {.name = "w"});
+  }
+  // The first attempt of the first function stages +1, tells the test where
+  // it runs and waits at the gate; the test kills that worker, then opens the
+  // gate, so the cut-off attempt stages +10 too, which must never count.
+  auto staged = std::make_shared<internal::Completion>();
+  auto gate = std::make_shared<internal::Completion>();
+  auto victim = std::make_shared<int>(-1);
+  auto attempts = std::make_shared<int>(0);
+  auto step = remote_function("ps_test_step_once", [&, staged, gate, victim, attempts](int64_t id) {
+    w.assign_add(Tensor::full({2}, 1.0, DType::int64));
+    if (id == 0 && (*attempts)++ == 0) {
+      *victim = this_worker();
+      staged->set();
+      rt->impl().wait(*gate, "the test's gate");
+    }
+    w.assign_add(Tensor::full({2}, 10.0, DType::int64));
+    return id;
+  });
+  std::vector<RemoteValue<int64_t>> results;
+  results.push_back(coordinator.schedule(step, int64_t{0}));
+  rt->impl().wait(*staged, "the first attempt to stage its update");
+  cluster.kill_worker(*victim, "killed by the test");
+  gate->set();
+  for (int64_t id = 1; id < 6; ++id)
+    results.push_back(coordinator.schedule(step, id));
+  coordinator.join();
+  for (int64_t id = 0; id < 6; ++id)
+    CHECK(results[static_cast<std::size_t>(id)].fetch() == id);
+  CHECK(*attempts >= 2);
+  // Six committed functions of +11 each: the cut-off attempt's +1 (and its
+  // +10, if it got that far) are discarded.
+  CHECK(w.read_value().to_vector<int64_t>() == std::vector<int64_t>(2, 66));
+}
+
+TEST_CASE("a restarted worker gets work again and rebuilds its per-worker iterator",
+          "[strategies][parameter_server]") {
+  auto rt = make_cluster({true, 5}, 1, 1);
+  auto& cluster = *rt->impl().ps_cluster();
+  ParameterServerStrategy strategy(*rt);
+  ClusterCoordinator coordinator(strategy);
+  auto per_worker = coordinator.create_per_worker_dataset(
+    [&](const InputContext&) { return strategy.experimental_distribute_dataset(Dataset::range(10).batch(1)); });
+  auto iterators = per_worker.iterator();
+  auto next = remote_function("ps_test_next", [&](DistributedIterator& it) { return scalar_of(it.get_next()[0]); });
+  CHECK(coordinator.schedule(next, iterators).fetch() == 0);
+  CHECK(coordinator.schedule(next, iterators).fetch() == 1);
+  cluster.kill_worker(0, "killed by the test");
+  cluster.restart_worker(0);
+  // A new process has a new iterator: it starts again at the first element.
+  CHECK(coordinator.schedule(next, iterators).fetch() == 0);
+}
+
+TEST_CASE("errors of scheduled functions: raised by join, later functions cancelled, bad arguments refused",
+          "[strategies][parameter_server]") {
+  TROUPE_FOR_EACH_RUNTIME_MODE(mode);
+  auto rt = make_cluster(mode, 1, 1);
+  ParameterServerStrategy strategy(*rt);
+  ClusterCoordinator coordinator(strategy);
+  ShardedVariable w{nullptr};
+  {
+    auto scope = strategy.scope();
+    w = strategy.create_variable(Tensor::zeros({1}, DType::int64), {.name = "w"});
+  }
+  SECTION("a function that throws: its updates are discarded and join raises its error once") {
+    auto gate = std::make_shared<internal::Completion>();
+    auto throws = remote_function("ps_test_throws", [&, gate](int64_t) -> int64_t {
+      w.assign_add(Tensor::full({1}, 5.0, DType::int64));
+      rt->impl().wait(*gate, "the test's gate");
+      throw std::runtime_error("the step diverged");
+    });
+    auto ok = remote_function("ps_test_ok", [](int64_t x) { return x; });
+    auto failing = coordinator.schedule(throws, int64_t{1});
+    auto cancelled = coordinator.schedule(ok, int64_t{2});
+    gate->set();
+    CHECK_THAT(error_message_of([&] { coordinator.join(); }), Contains("the step diverged"));
+    CHECK(error_code_of([&] { (void) failing.fetch(); }) == Errc::unknown);
+    CHECK(cancelled.status() == RemoteValueStatus::cancelled);
+    CHECK(error_code_of([&] { (void) cancelled.fetch(); }) == Errc::cancelled);
+    coordinator.join(); // raised once
+    CHECK(w.read_value().to_vector<int64_t>() == std::vector<int64_t>{0});
+    CHECK(coordinator.schedule(ok, int64_t{3}).fetch() == 3);
+  }
+  SECTION("creating a variable inside a scheduled function") {
+    auto creates = remote_function("ps_test_creates", [&](int64_t) {
+      auto scope = strategy.scope();
+      (void) strategy.create_variable(Tensor(int64_t{1}));
+      return int64_t{0};
+    });
+    auto rv = coordinator.schedule(creates, int64_t{0});
+    CHECK_THAT(error_message_of([&] { coordinator.join(); }), Contains("inside a scheduled function"));
+    CHECK(error_code_of([&] { (void) rv.fetch(); }) == Errc::failed_precondition);
+  }
+  SECTION("a RemoteValue passed as an argument") {
+    auto twice = remote_function("ps_test_twice", [](int64_t x) { return 2 * x; });
+    auto first = coordinator.schedule(twice, int64_t{4});
+    CHECK_THAT(error_message_of([&] { (void) coordinator.schedule(twice, first); }),
+               Contains("RemoteValue") && Contains("fetch()"));
+    CHECK(coordinator.schedule(twice, first.fetch()).fetch() == 16);
+  }
+  SECTION("a handle of a function registered again under its name") {
+    auto old_handle = remote_function("ps_test_renamed", [](int64_t x) { return x; });
+    auto new_handle = remote_function("ps_test_renamed", [](int64_t x) { return x + 1; });
+    CHECK_THAT(error_message_of([&] { (void) coordinator.schedule(old_handle, int64_t{1}); }),
+               Contains("registered again"));
+    CHECK(coordinator.schedule(new_handle, int64_t{1}).fetch() == 2);
+  }
+}
+
+TEST_CASE("a worker told to run a function this process never registered fails it naming the function",
+          "[strategies][parameter_server]") {
+  Runtime rt(LocalCluster{.workers = 1, .ps = 1});
+  internal::CoordinatorHandle handle(rt, {});
+  rt.impl().ps_cluster()->attach_coordinator(handle.actor());
+  auto closure = handle.schedule(internal::ClosureSpec{"ps_test_never_registered", {}});
+  CHECK_THAT(error_message_of([&] { handle.join(); }),
+             Contains("'ps_test_never_registered' is not registered in worker /job:worker/replica:0/task:0")
+               && Contains("remote_function"));
+  CHECK(closure.outcome->code == Errc::not_found);
+  rt.impl().ps_cluster()->detach_coordinator();
+}
+
+TEST_CASE("each function reads what the functions before it committed, no more",
+          "[strategies][parameter_server]") {
+  TROUPE_FOR_EACH_RUNTIME_MODE(mode);
+  auto rt = make_cluster(mode, 1, 1);
+  ParameterServerStrategy strategy(*rt);
+  ClusterCoordinator coordinator(strategy);
+  ShardedVariable v{nullptr};
+  {
+    auto scope = strategy.scope();
+    v = strategy.create_variable(Tensor::zeros({1 << 20}, DType::float32), {.name = "v"});
+  }
+  // The read shares the server's buffer in one process: the commit of this
+  // function's update must not change what it read.
+  auto count = remote_function("ps_test_count", [&] {
+    const Tensor value = v.read_value();
+    v.assign_add(value * 0.0f + 1.0f);
+    return value.data<float>()[0];
+  });
+  auto trivial = remote_function("ps_test_trivial", [] { return int64_t{1}; });
+  for (int i = 0; i < 30; ++i)
+    CHECK(coordinator.schedule(trivial).fetch() == 1);
+  std::vector<RemoteValue<int64_t>> many;
+  for (int i = 0; i < 30; ++i)
+    many.push_back(coordinator.schedule(trivial));
+  coordinator.join();
+  for (int i = 0; i < 5; ++i) {
+    CHECK(coordinator.schedule(count).fetch() == static_cast<float>(i));
+    CHECK(v.read_value().to_vector<float>() == std::vector<float>(1 << 20, static_cast<float>(i + 1)));
+  }
+}
