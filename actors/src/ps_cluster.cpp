@@ -68,21 +68,17 @@ PsCluster::PsCluster(RuntimeImpl& runtime, ClusterNode& node, int devices_per_wo
     workers_.push_back(spawn_worker(task_index_));
     node.publish(published_worker, workers_.back().actor);
   }
-  const auto timeout = std::chrono::duration_cast<caf::timespan>(
-    std::chrono::duration<double>(knobs().cluster_init_timeout_seconds));
-  for (int j = 0; j < shape_.ps; ++j) {
-    servers_.push_back(j == task_index_ && task_type_ == "ps" ? own_server_
-                                                               : node.lookup(member("ps", j), published_server, timeout));
-    routing_->servers[member("ps", j)] = j;
+  try {
+    look_up_peers(node);
+  } catch (...) {
+    // The runtime's actor system would wait forever for this task's own actors.
+    if (own_server_)
+      caf::anon_send_exit(own_server_, caf::exit_reason::user_shutdown);
+    for (auto& worker : workers_)
+      if (worker.context)
+        caf::anon_send_exit(worker.actor, caf::exit_reason::user_shutdown);
+    throw;
   }
-  if (is_coordinator())
-    for (int i = 0; i < shape_.workers; ++i) {
-      Worker worker;
-      worker.name = task_name("worker", i);
-      worker.actor = node.lookup(member("worker", i), published_worker, timeout);
-      routing_->workers[member("worker", i)] = worker.actor;
-      workers_.push_back(std::move(worker));
-    }
   auto routing = routing_;
   loss_listener_ = runtime_.system().spawn([routing](caf::event_based_actor*) -> caf::behavior {
     return {
@@ -106,6 +102,25 @@ PsCluster::PsCluster(RuntimeImpl& runtime, ClusterNode& node, int devices_per_wo
     };
   });
   node.watch_losses(loss_listener_);
+}
+
+void PsCluster::look_up_peers(ClusterNode& node) {
+  const auto timeout = std::chrono::duration_cast<caf::timespan>(
+    std::chrono::duration<double>(knobs().cluster_init_timeout_seconds));
+  for (int j = 0; j < shape_.ps; ++j) {
+    servers_.push_back(j == task_index_ && task_type_ == "ps" ? own_server_
+                                                               : node.lookup(member("ps", j), published_server, timeout));
+    routing_->servers[member("ps", j)] = j;
+  }
+  if (!is_coordinator())
+    return;
+  for (int i = 0; i < shape_.workers; ++i) {
+    Worker worker;
+    worker.name = task_name("worker", i);
+    worker.actor = node.lookup(member("worker", i), published_worker, timeout);
+    routing_->workers[member("worker", i)] = worker.actor;
+    workers_.push_back(std::move(worker));
+  }
 }
 
 int PsCluster::serve() {

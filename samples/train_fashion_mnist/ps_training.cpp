@@ -21,13 +21,6 @@ namespace {
 /// What one step reports back: its loss sum, correct count and examples.
 using StepSums = std::vector<double>;
 
-std::vector<Tensor> read_all(const std::vector<troupe::ShardedVariable>& weights) {
-  std::vector<Tensor> values;
-  for (const auto& w : weights)
-    values.push_back(w.read_value());
-  return values;
-}
-
 /// FNV-1a over the bytes of every variable's value and optimizer slots, as
 /// the servers hold them: the fingerprint printed after a save equals the
 /// one a run resumed from that save prints, with any number of servers.
@@ -108,13 +101,14 @@ int run_parameter_server_training(const Options& opts, const Split& train_split,
   });
   auto iterators = per_worker.iterator();
 
-  // One step on whichever worker is free: read the weights, sum the
-  // gradients over the worker's replicas, and send them to the servers, which
-  // apply the optimizer (concurrent workers' steps all count).
+  // One step on whichever worker is free: read the weights (all at once),
+  // sum the gradients over the worker's replicas, and send them to the
+  // servers (all at once), which apply the optimizer (concurrent workers'
+  // steps all count): two round trips to the servers per step.
   auto train_step = troupe::remote_function(
     "train_fashion_mnist_step", [&](troupe::DistributedIterator& it, double learning_rate) -> StepSums {
       const auto batch = it.get_next();
-      const auto current = read_all(weights);
+      const auto current = troupe::read_values(weights);
       std::vector<std::vector<Tensor>> summed(static_cast<std::size_t>(opts.replicas));
       strategy.run(
         [&](const troupe::Element& b) {
@@ -126,13 +120,14 @@ int run_parameter_server_training(const Options& opts, const Split& train_split,
       const auto& sums = summed.front();
       const double examples = sums[8].item<double>();
       const float scale = examples > 0 ? static_cast<float>(1.0 / examples) : 0.0f;
-      for (std::size_t i = 0; i < weights.size(); ++i) {
-        const Tensor gradient = sums[i] * scale;
-        if (opts.optimizer == "adam")
-          weights[i].apply_adam(gradient, {.learning_rate = learning_rate});
-        else
-          weights[i].apply_momentum(gradient, {.learning_rate = learning_rate, .momentum = opts.momentum});
-      }
+      std::vector<Tensor> gradients;
+      for (std::size_t i = 0; i < weights.size(); ++i)
+        gradients.push_back(sums[i] * scale);
+      // Every weight's update in one staging, as Keras' optimizer.apply_gradients.
+      if (opts.optimizer == "adam")
+        troupe::apply_adam(weights, gradients, {.learning_rate = learning_rate});
+      else
+        troupe::apply_momentum(weights, gradients, {.learning_rate = learning_rate, .momentum = opts.momentum});
       return {sums[6].item<double>(), sums[7].item<double>(), examples};
     });
 
@@ -179,7 +174,7 @@ int run_parameter_server_training(const Options& opts, const Split& train_split,
     metrics.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     metrics.train_loss = loss_sum / examples;
     metrics.train_accuracy = correct / examples;
-    metrics.test_accuracy = accuracy_of(read_all(weights), test_split);
+    metrics.test_accuracy = accuracy_of(troupe::read_values(weights), test_split);
     history.push_back(metrics);
     std::printf("epoch %d/%d: train loss %.4f, train accuracy %.4f, test accuracy %.4f, %.2f s, %.0f examples/s\n",
                 metrics.epoch, opts.epochs, metrics.train_loss, metrics.train_accuracy, metrics.test_accuracy,
@@ -204,7 +199,7 @@ int run_parameter_server_training(const Options& opts, const Split& train_split,
     else
       std::cout << "wrote " << opts.out_dir << "/metrics.csv; no plot: " << why << "\n";
   }
-  std::printf("final test accuracy %.4f\n", accuracy_of(read_all(weights), test_split));
+  std::printf("final test accuracy %.4f\n", accuracy_of(troupe::read_values(weights), test_split));
   return 0;
 }
 

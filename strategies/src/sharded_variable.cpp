@@ -55,6 +55,16 @@ std::string server_name(const ShardedVariableState& state, int64_t shard) {
   return "parameter server " + RoundRobinPlacement::device(state.ps_tasks[static_cast<std::size_t>(shard)]).to_string();
 }
 
+/// One request of a batch that may span several variables: where it goes,
+/// and the words that start its error ("ShardedVariable 'w': read of shard 1
+/// on parameter server /job:ps/...").
+template <class Msg>
+struct TargetedRequest {
+  caf::actor target;
+  std::string what;
+  Msg msg;
+};
+
 /// Sends every request at once from a helper actor and waits (through the
 /// runtime, so simulation steps the actors) until each one is answered;
 /// throws Error for the first failure, naming the variable, the shard and
@@ -64,57 +74,66 @@ std::string server_name(const ShardedVariableState& state, int64_t shard) {
 /// leaves its reply empty instead of failing the call (optimizer slots that
 /// do not exist yet).
 template <class Reply, class Msg>
-std::vector<std::optional<Reply>> fan_out_optional(const ShardedVariableState& state,
-                                                   std::vector<ShardRequest<Msg>> requests, const char* what,
-                                                   bool missing_ok) {
+std::vector<std::optional<Reply>> send_all(RuntimeImpl& runtime, std::vector<TargetedRequest<Msg>> requests,
+                                           const std::string& wait_what, bool missing_ok) {
   auto slot = std::make_shared<FanOutSlot<Reply>>();
   slot->replies.resize(requests.size());
   slot->pending = requests.size();
   if (requests.empty())
     return {};
-  std::vector<std::string> servers;
-  for (const auto& request : requests)
-    servers.push_back(server_name(state, request.shard));
   const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
     std::chrono::duration<double>(knobs().collective_timeout_seconds));
-  const std::string context = "ShardedVariable '" + state.name + "': " + what;
-  std::vector<caf::actor> targets;
-  for (const auto& request : requests)
-    targets.push_back(state.servers[static_cast<std::size_t>(request.shard)]);
-  state.runtime->system().spawn([slot, requests = std::move(requests), servers = std::move(servers),
-                                 targets = std::move(targets), timeout, context,
-                                 missing_ok](caf::event_based_actor* self) {
+  runtime.system().spawn([slot, requests = std::move(requests), timeout, missing_ok](caf::event_based_actor* self) {
     for (std::size_t i = 0; i < requests.size(); ++i) {
       auto finish = [slot] {
         if (--slot->pending == 0)
           slot->done.set();
       };
-      auto on_error = [slot, self, i, finish, context, server = servers[i], shard = requests[i].shard,
-                       missing_ok](caf::error& err) {
+      auto on_error = [slot, self, finish, what = requests[i].what, missing_ok](caf::error& err) {
         if (missing_ok && request_errc(err) == Errc::not_found) {
           finish();
           return;
         }
         if (!slot->error) {
           slot->code = request_errc(err);
-          slot->error = context + " of shard " + std::to_string(shard) + " on " + server
-                        + " failed: " + self->system().render(err)
+          slot->error = what + " failed: " + self->system().render(err)
                         + (slot->code == Errc::timeout ? "; is the server alive? TROUPE_COLLECTIVE_TIMEOUT_SECONDS sets the deadline" : "");
         }
         finish();
       };
       if constexpr (std::is_same_v<Reply, NoReply>)
-        self->request(targets[i], timeout, requests[i].msg)
+        self->request(requests[i].target, timeout, requests[i].msg)
           .then([slot, i, finish] { slot->replies[i] = NoReply{}; finish(); }, on_error);
       else
-        self->request(targets[i], timeout, requests[i].msg)
+        self->request(requests[i].target, timeout, requests[i].msg)
           .then([slot, i, finish](Reply& reply) { slot->replies[i] = std::move(reply); finish(); }, on_error);
     }
   });
-  state.runtime->wait(slot->done, context.c_str());
+  runtime.wait(slot->done, wait_what.c_str());
   if (slot->error)
     fail(slot->code, *slot->error);
   return std::move(slot->replies);
+}
+
+/// Request `msg` about shard `shard` of `state`, to that shard's server.
+template <class Msg>
+TargetedRequest<Msg> to_shard(const ShardedVariableState& state, int64_t shard, const std::string& what, Msg msg) {
+  return {state.servers[static_cast<std::size_t>(shard)],
+          "ShardedVariable '" + state.name + "': " + what + " of shard " + std::to_string(shard) + " on "
+            + server_name(state, shard),
+          std::move(msg)};
+}
+
+/// send_all for requests about the shards of one variable.
+template <class Reply, class Msg>
+std::vector<std::optional<Reply>> fan_out_optional(const ShardedVariableState& state,
+                                                   std::vector<ShardRequest<Msg>> requests, const char* what,
+                                                   bool missing_ok) {
+  std::vector<TargetedRequest<Msg>> targeted;
+  for (auto& request : requests)
+    targeted.push_back(to_shard(state, request.shard, what, std::move(request.msg)));
+  return send_all<Reply>(*state.runtime, std::move(targeted), "ShardedVariable '" + state.name + "': " + what,
+                         missing_ok);
 }
 
 template <class Reply, class Msg>
@@ -206,9 +225,10 @@ Tensor gather_rows(const ShardedVariableState& state, const Tensor& ids, Attempt
   return out;
 }
 
-void update_shards(const ShardedVariableState& state, UpdateOp op, const Tensor& value, AttemptId attempt,
-                   const std::vector<double>& hyper) {
-  const std::string context = "ShardedVariable '" + state.name + "': " + to_string(op);
+namespace {
+
+/// Refuses an update value the variable cannot take, before anything is sent.
+void check_update_value(const ShardedVariableState& state, const std::string& context, const Tensor& value) {
   if (!value.valid())
     fail(Errc::invalid_argument, context + ": the value is an empty tensor");
   if (value.dtype() != state.dtype)
@@ -219,27 +239,56 @@ void update_shards(const ShardedVariableState& state, UpdateOp op, const Tensor&
     fail(Errc::shape_mismatch, context + ": the value has shape " + value.shape().to_string()
                                  + " but the variable has shape " + state.layout.full_shape().to_string()
                                  + "; pass the full variable's shape");
-  auto parts = state.layout.split(value);
+}
+
+/// Applies `op` with values[k] to every shard of variables[k], all at once:
+/// every value is checked first, then inside a scheduled function everything
+/// is staged under its attempt with one WorkerContext::stage (applied when
+/// the coordinator commits the attempt, exactly once, all or nothing), and
+/// outside one every shard's PsApplyMsg is sent in one fan-out.
+void update_variables(const std::vector<const ShardedVariableState*>& variables, UpdateOp op,
+                      const std::vector<Tensor>& values, AttemptId attempt, const std::vector<double>& hyper) {
+  for (std::size_t k = 0; k < variables.size(); ++k)
+    check_update_value(*variables[k], "ShardedVariable '" + variables[k]->name + "': " + to_string(op), values[k]);
+  if (variables.empty())
+    return;
+  std::vector<TargetedRequest<ShardUpdate>> updates;
+  for (std::size_t k = 0; k < variables.size(); ++k) {
+    const auto& state = *variables[k];
+    auto parts = state.layout.split(values[k]);
+    for (int64_t i = 0; i < state.layout.num_shards(); ++i)
+      updates.push_back(to_shard(state, i, to_string(op),
+                                 ShardUpdate{ShardKey{state.variable_id, static_cast<int32_t>(i), 0}, op,
+                                             std::move(parts[static_cast<std::size_t>(i)]), hyper}));
+  }
+  const std::string context = variables.size() == 1
+                                ? "ShardedVariable '" + variables.front()->name + "': " + to_string(op)
+                                : std::string{to_string(op)} + " of " + std::to_string(variables.size())
+                                    + " ShardedVariables";
   if (attempt.function != 0) {
-    // Inside a scheduled function: staged under its attempt, applied when the
-    // coordinator commits the attempt (exactly once, all or nothing).
     auto* worker = WorkerContext::current();
     if (!worker || !(worker->attempt() == attempt))
       fail(Errc::internal, context + ": staging under " + to_string(attempt) + " outside that attempt's worker");
     std::vector<WorkerContext::StageTarget> targets;
-    for (int64_t i = 0; i < state.layout.num_shards(); ++i)
-      targets.push_back({state.ps_tasks[static_cast<std::size_t>(i)], state.servers[static_cast<std::size_t>(i)],
-                         context + " of shard " + std::to_string(i) + " on " + server_name(state, i),
-                         ShardUpdate{ShardKey{state.variable_id, static_cast<int32_t>(i), 0}, op,
-                                     parts[static_cast<std::size_t>(i)], hyper}});
+    std::size_t next = 0;
+    for (const auto* state : variables)
+      for (int64_t i = 0; i < state->layout.num_shards(); ++i, ++next)
+        targets.push_back({state->ps_tasks[static_cast<std::size_t>(i)], std::move(updates[next].target),
+                           std::move(updates[next].what), std::move(updates[next].msg)});
     worker->stage(std::move(targets));
     return;
   }
-  std::vector<ShardRequest<PsApplyMsg>> requests;
-  for (int64_t i = 0; i < state.layout.num_shards(); ++i)
-    requests.push_back({i, PsApplyMsg{ShardUpdate{ShardKey{state.variable_id, static_cast<int32_t>(i), 0}, op,
-                                                  parts[static_cast<std::size_t>(i)], hyper}}});
-  (void) fan_out<NoReply>(state, std::move(requests), to_string(op));
+  std::vector<TargetedRequest<PsApplyMsg>> requests;
+  for (auto& update : updates)
+    requests.push_back({std::move(update.target), std::move(update.what), PsApplyMsg{std::move(update.msg)}});
+  (void) send_all<NoReply>(*variables.front()->runtime, std::move(requests), context, false);
+}
+
+} // namespace
+
+void update_shards(const ShardedVariableState& state, UpdateOp op, const Tensor& value, AttemptId attempt,
+                   const std::vector<double>& hyper) {
+  update_variables({&state}, op, {value}, attempt, hyper);
 }
 
 AttemptId current_attempt() {
@@ -368,79 +417,86 @@ ShardedVariable::ShardedVariable(std::shared_ptr<internal::ShardedVariableState>
   : state_(std::move(state)) {
 }
 
-const std::string& ShardedVariable::name() const noexcept {
-  return state_->name;
+const internal::ShardedVariableState& ShardedVariable::checked() const {
+  if (!state_)
+    fail(Errc::failed_precondition, "an empty ShardedVariable: assign it the result of "
+                                    "ParameterServerStrategy::create_variable first");
+  return *state_;
 }
 
-const Shape& ShardedVariable::shape() const noexcept {
-  return state_->layout.full_shape();
+const std::string& ShardedVariable::name() const {
+  return checked().name;
 }
 
-DType ShardedVariable::dtype() const noexcept {
-  return state_->dtype;
+const Shape& ShardedVariable::shape() const {
+  return checked().layout.full_shape();
 }
 
-int64_t ShardedVariable::num_shards() const noexcept {
-  return state_->layout.num_shards();
+DType ShardedVariable::dtype() const {
+  return checked().dtype;
+}
+
+int64_t ShardedVariable::num_shards() const {
+  return checked().layout.num_shards();
 }
 
 ShardedVariable::Shard ShardedVariable::shard(int64_t i) const {
   if (i < 0 || i >= num_shards())
-    fail(Errc::out_of_range, "ShardedVariable '" + state_->name + "' has " + std::to_string(num_shards())
+    fail(Errc::out_of_range, "ShardedVariable '" + checked().name + "' has " + std::to_string(num_shards())
                                + " shards, so shard " + std::to_string(i) + " does not exist");
   return Shard{state_, i};
 }
 
 Tensor ShardedVariable::read_value() const {
-  return state_->layout.concat(internal::read_shards(*state_, internal::current_attempt()));
+  return checked().layout.concat(internal::read_shards(checked(), internal::current_attempt()));
 }
 
 Tensor ShardedVariable::embedding_lookup(const Tensor& ids) const {
-  return internal::gather_rows(*state_, ids, internal::current_attempt());
+  return internal::gather_rows(checked(), ids, internal::current_attempt());
 }
 
 void ShardedVariable::assign(const Tensor& value) {
-  internal::update_shards(*state_, internal::UpdateOp::ASSIGN, value, internal::current_attempt());
+  internal::update_shards(checked(), internal::UpdateOp::ASSIGN, value, internal::current_attempt());
 }
 
 void ShardedVariable::assign_add(const Tensor& delta) {
-  internal::update_shards(*state_, internal::UpdateOp::ASSIGN_ADD, delta, internal::current_attempt());
+  internal::update_shards(checked(), internal::UpdateOp::ASSIGN_ADD, delta, internal::current_attempt());
 }
 
 void ShardedVariable::assign_sub(const Tensor& delta) {
-  internal::update_shards(*state_, internal::UpdateOp::ASSIGN_SUB, delta, internal::current_attempt());
+  internal::update_shards(checked(), internal::UpdateOp::ASSIGN_SUB, delta, internal::current_attempt());
 }
 
 void ShardedVariable::apply_momentum(const Tensor& gradient, const MomentumOptions& options) {
   if (options.nesterov)
-    fail(Errc::not_supported, "ShardedVariable '" + state_->name + "': apply_momentum with nesterov = true is not "
+    fail(Errc::not_supported, "ShardedVariable '" + checked().name + "': apply_momentum with nesterov = true is not "
                               "applied on parameter servers; use nesterov = false");
-  internal::update_shards(*state_, internal::UpdateOp::APPLY_MOMENTUM, gradient, internal::current_attempt(),
+  internal::update_shards(checked(), internal::UpdateOp::APPLY_MOMENTUM, gradient, internal::current_attempt(),
                           {options.learning_rate, options.momentum});
 }
 
 void ShardedVariable::apply_adam(const Tensor& gradient, const AdamOptions& options) {
-  internal::update_shards(*state_, internal::UpdateOp::APPLY_ADAM, gradient, internal::current_attempt(),
+  internal::update_shards(checked(), internal::UpdateOp::APPLY_ADAM, gradient, internal::current_attempt(),
                           {options.learning_rate, options.beta_1, options.beta_2, options.epsilon});
 }
 
 std::map<std::string, Tensor> ShardedVariable::read_slots() const {
   using namespace internal;
-  require_coordinator(*state_, "read_slots");
-  const auto held = read_slot_shards(*state_);
+  require_coordinator(checked(), "read_slots");
+  const auto held = read_slot_shards(checked());
   auto exists_anywhere = [&](int32_t slot) {
     const auto& shards = held.at(slot);
     return std::any_of(shards.begin(), shards.end(), [](const auto& t) { return t.has_value(); });
   };
   auto shard_value = [&](int32_t slot, int64_t i) {
     const auto& value = held.at(slot)[static_cast<std::size_t>(i)];
-    return value ? *value : never_updated(*state_, slot, i);
+    return value ? *value : never_updated(checked(), slot, i);
   };
   auto joined = [&](int32_t slot) {
     std::vector<Tensor> parts;
     for (int64_t i = 0; i < num_shards(); ++i)
       parts.push_back(shard_value(slot, i));
-    return state_->layout.concat(parts);
+    return checked().layout.concat(parts);
   };
   std::map<std::string, Tensor> slots;
   // Adam writes all three slots at its first step, momentum only slot 1.
@@ -459,8 +515,8 @@ std::map<std::string, Tensor> ShardedVariable::read_slots() const {
 
 void ShardedVariable::assign_slots(const std::map<std::string, Tensor>& slots) {
   using namespace internal;
-  const std::string context = "ShardedVariable '" + state_->name + "': assign_slots";
-  require_coordinator(*state_, "assign_slots");
+  const std::string context = "ShardedVariable '" + checked().name + "': assign_slots";
+  require_coordinator(checked(), "assign_slots");
   if (slots.count("momentum") != 0 && slots.size() > 1)
     fail(Errc::invalid_argument, context + ": \"momentum\" (SGD with momentum) comes alone, but Adam's slots are "
                                    "given too; pass {\"momentum\"} or {\"m\", \"v\", \"iterations\"}");
@@ -474,13 +530,13 @@ void ShardedVariable::assign_slots(const std::map<std::string, Tensor>& slots) {
     if (!value.valid())
       fail(Errc::invalid_argument, what + " is an empty tensor");
     if (slot != adam_iterations_slot) {
-      if (value.dtype() != state_->dtype)
+      if (value.dtype() != checked().dtype)
         fail(Errc::dtype_mismatch, what + " is " + describe(value) + " but the variable is "
-                                     + std::string{troupe::name(state_->dtype)} + "; a slot has the variable's dtype");
+                                     + std::string{troupe::name(checked().dtype)} + "; a slot has the variable's dtype");
       if (value.shape() != shape())
         fail(Errc::shape_mismatch, what + " has shape " + value.shape().to_string() + " but the variable has shape "
                                      + shape().to_string() + "; pass the full variable's slot");
-      values[slot] = state_->layout.split(value);
+      values[slot] = checked().layout.split(value);
       continue;
     }
     const auto shards = static_cast<std::size_t>(num_shards());
@@ -494,7 +550,95 @@ void ShardedVariable::assign_slots(const std::map<std::string, Tensor>& slots) {
     for (std::size_t i = 0; i < shards; ++i)
       values[slot].push_back(Tensor(counts[counts.size() == 1 ? 0 : i]));
   }
-  write_slot_shards(*state_, values);
+  write_slot_shards(checked(), values);
+}
+
+} // namespace troupe
+
+// -- several variables in one round trip --------------------------------------------
+
+namespace troupe {
+
+namespace {
+
+/// The variables' states, refusing an empty handle (by its position) and a
+/// mix of runtimes, whose servers one wait cannot reach.
+std::vector<const internal::ShardedVariableState*> batch_states(const std::vector<ShardedVariable>& variables,
+                                                                const std::string& what) {
+  std::vector<const internal::ShardedVariableState*> states;
+  for (std::size_t k = 0; k < variables.size(); ++k) {
+    const auto* state = variables[k].state().get();
+    if (!state)
+      fail(Errc::failed_precondition, what + ": variables[" + std::to_string(k) + "] is an empty ShardedVariable: "
+                                        "assign it the result of ParameterServerStrategy::create_variable first");
+    if (!states.empty() && state->runtime != states.front()->runtime)
+      fail(Errc::invalid_argument, what + ": ShardedVariable '" + state->name + "' belongs to another Runtime than '"
+                                     + states.front()->name + "'; pass the variables of one ParameterServerStrategy");
+    states.push_back(state);
+  }
+  return states;
+}
+
+/// One gradient per variable, else Error naming the variable left without
+/// one (or the gradient left without a variable).
+void check_gradient_count(const std::vector<const internal::ShardedVariableState*>& states,
+                          const std::vector<Tensor>& gradients, const std::string& what) {
+  if (gradients.size() == states.size())
+    return;
+  const std::string counts = what + ": " + std::to_string(states.size()) + " variables but "
+                             + std::to_string(gradients.size()) + " gradients: ";
+  const std::string fix = "; pass one gradient per variable, in the variables' order";
+  if (gradients.size() < states.size())
+    fail(Errc::invalid_argument,
+         counts + "ShardedVariable '" + states[gradients.size()]->name + "' has no gradient" + fix);
+  fail(Errc::invalid_argument, counts + "gradients[" + std::to_string(states.size()) + "] has no variable"
+                                 + (states.empty() ? "" : " (the last variable is '" + states.back()->name + "')")
+                                 + fix);
+}
+
+} // namespace
+
+std::vector<Tensor> read_values(const std::vector<ShardedVariable>& variables) {
+  using namespace internal;
+  const auto states = batch_states(variables, "read_values");
+  if (states.empty())
+    return {};
+  const AttemptId attempt = current_attempt();
+  std::vector<TargetedRequest<PsReadMsg>> requests;
+  for (const auto* state : states)
+    for (int64_t i = 0; i < state->layout.num_shards(); ++i)
+      requests.push_back(
+        to_shard(*state, i, "read", PsReadMsg{ShardKey{state->variable_id, static_cast<int32_t>(i), 0}, attempt}));
+  auto replies = send_all<Tensor>(*states.front()->runtime, std::move(requests),
+                                  "read_values of " + std::to_string(states.size()) + " ShardedVariables", false);
+  std::vector<Tensor> values;
+  std::size_t next = 0;
+  for (const auto* state : states) {
+    std::vector<Tensor> shards;
+    for (int64_t i = 0; i < state->layout.num_shards(); ++i)
+      shards.push_back(std::move(*replies[next++]));
+    values.push_back(state->layout.concat(shards));
+  }
+  return values;
+}
+
+void apply_adam(const std::vector<ShardedVariable>& variables, const std::vector<Tensor>& gradients,
+                const AdamOptions& options) {
+  const auto states = batch_states(variables, "apply_adam");
+  check_gradient_count(states, gradients, "apply_adam");
+  internal::update_variables(states, internal::UpdateOp::APPLY_ADAM, gradients, internal::current_attempt(),
+                             {options.learning_rate, options.beta_1, options.beta_2, options.epsilon});
+}
+
+void apply_momentum(const std::vector<ShardedVariable>& variables, const std::vector<Tensor>& gradients,
+                    const MomentumOptions& options) {
+  const auto states = batch_states(variables, "apply_momentum");
+  check_gradient_count(states, gradients, "apply_momentum");
+  if (options.nesterov)
+    fail(Errc::not_supported, "apply_momentum with nesterov = true is not applied on parameter servers; use "
+                              "nesterov = false");
+  internal::update_variables(states, internal::UpdateOp::APPLY_MOMENTUM, gradients, internal::current_attempt(),
+                             {options.learning_rate, options.momentum});
 }
 
 } // namespace troupe

@@ -19,6 +19,8 @@
 //   cluster_probe finish                       many collectives, then exit at once
 //   cluster_probe variables [--replicas N]     NONE / ONLY_FIRST_REPLICA writes across workers
 //   cluster_probe shuffle                      an unseeded shuffle distributed with DATA sharding
+//   cluster_probe ps_worker_frozen | ps_chief_killed  ParameterServerStrategy faults
+//                                              across processes (ps_fault_scenarios.hpp)
 //   cluster_probe members | ps_lost | ps_frozen  a parameter-server cluster (chief, workers,
 //                                              ps): the members each task sees; ps:0 killed
 //                                              or stopped (ps_cluster_scenarios.hpp)
@@ -42,6 +44,7 @@
 #include <troupe/troupe.hpp>
 
 #include "ps_cluster_scenarios.hpp"
+#include "ps_fault_scenarios.hpp"
 
 using namespace troupe;
 
@@ -447,6 +450,8 @@ int main(int argc, char** argv) {
       return 0;
     if (scenario == "members" || scenario == "ps_lost" || scenario == "ps_frozen")
       return troupe::testing::run_ps_cluster_scenario(rt, scenario);
+    if (scenario == "ps_worker_frozen" || scenario == "ps_chief_killed")
+      return troupe::testing::run_ps_fault_scenario(rt, scenario);
     if (scenario == "hold" && argc > 2) {
       // Stays in the cluster while the test starts other processes against it.
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);

@@ -650,3 +650,43 @@ TEST_CASE("a frozen parameter server is seen as lost by the chief within the pee
   CHECK(r.exit_code == 0);
   CHECK_THAT(r.err, Contains("stopping the tasks still running 1 s after the coordinator exited: ps:0 (pid "));
 }
+
+TEST_CASE("a worker frozen inside a scheduled function: the function runs again elsewhere and counts once",
+          "[cluster][parameter_server]") {
+  auto r = run_launcher({"--workers", "2", "--ps", "1", "--grace-seconds", "1", "--timeout-seconds", "90", "--", probe,
+                         "ps_worker_frozen"},
+                        {{"TROUPE_PEER_TIMEOUT_SECONDS", "2"}, {"TROUPE_PEER_HEARTBEAT_SECONDS", "0.2"}},
+                        std::chrono::seconds(100));
+  INFO(r.out << r.err);
+  auto lines = probe_lines(r.out);
+  const auto stopped = find_line(lines["worker:1"], "PROBE VICTIM worker:1 stops");
+  REQUIRE_FALSE(stopped.empty());
+  // 20 functions of +1 and +10 each: the frozen attempt's +1 is discarded.
+  CHECK(find_line(lines["chief:0"], "PROBE RESULT") == "PROBE RESULT w=220,220 expected=220");
+  const auto finished = find_line(lines["chief:0"], "PROBE FINISHED");
+  REQUIRE_FALSE(finished.empty());
+  // The rerun waits for the peer timeout (2 s), with slack for a busy machine.
+  CHECK(time_in(finished) - time_in(stopped) < 2.0 + 3.0);
+  CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("a killed coordinator ends every worker and parameter server within the peer timeout",
+          "[cluster][parameter_server]") {
+  auto r = run_launcher({"--workers", "2", "--ps", "1", "--grace-seconds", "20", "--timeout-seconds", "90", "--", probe,
+                         "ps_chief_killed"},
+                        {{"TROUPE_PEER_TIMEOUT_SECONDS", "2"}, {"TROUPE_PEER_HEARTBEAT_SECONDS", "0.2"}},
+                        std::chrono::seconds(100));
+  INFO(r.out << r.err);
+  auto lines = probe_lines(r.out);
+  const auto died = find_line(lines["chief:0"], "PROBE VICTIM chief:0 dies");
+  REQUIRE_FALSE(died.empty());
+  for (const char* task : {"worker:0", "worker:1", "ps:0"}) {
+    CAPTURE(task);
+    const auto served = find_line(lines[task], std::string("PROBE SERVE ") + task + " returned 1");
+    REQUIRE_FALSE(served.empty());
+    CHECK(time_in(served) - time_in(died) < 2.0 + 3.0);
+  }
+  CHECK_THAT(r.err, Contains("the coordinator chief:0 was lost"));
+  // Nobody lingered until the launcher stopped them.
+  CHECK_THAT(r.err, !Contains("stopping the tasks still running"));
+}

@@ -298,7 +298,7 @@ TEST_CASE("each function reads what the functions before it committed, no more",
   ShardedVariable v{nullptr};
   {
     auto scope = strategy.scope();
-    v = strategy.create_variable(Tensor::zeros({1 << 20}, DType::float32), {.name = "v"});
+    v = strategy.create_variable(Tensor::zeros({4}, DType::float32), {.name = "v"});
   }
   // The read shares the server's buffer in one process: the commit of this
   // function's update must not change what it read.
@@ -307,15 +307,170 @@ TEST_CASE("each function reads what the functions before it committed, no more",
     v.assign_add(value * 0.0f + 1.0f);
     return value.data<float>()[0];
   });
-  auto trivial = remote_function("ps_test_trivial", [] { return int64_t{1}; });
-  for (int i = 0; i < 30; ++i)
-    CHECK(coordinator.schedule(trivial).fetch() == 1);
-  std::vector<RemoteValue<int64_t>> many;
-  for (int i = 0; i < 30; ++i)
-    many.push_back(coordinator.schedule(trivial));
-  coordinator.join();
   for (int i = 0; i < 5; ++i) {
     CHECK(coordinator.schedule(count).fetch() == static_cast<float>(i));
-    CHECK(v.read_value().to_vector<float>() == std::vector<float>(1 << 20, static_cast<float>(i + 1)));
+    CHECK(v.read_value().to_vector<float>() == std::vector<float>(4, static_cast<float>(i + 1)));
   }
+}
+
+TEST_CASE("an empty ShardedVariable handle fails its calls instead of crashing", "[strategies][parameter_server]") {
+  ShardedVariable empty;
+  CHECK_THAT(error_message_of([&] { (void) empty.read_value(); }), Contains("empty ShardedVariable"));
+  CHECK(error_code_of([&] { (void) empty.name(); }) == Errc::failed_precondition);
+  CHECK(error_code_of([&] { empty.assign_add(Tensor(int64_t{1})); }) == Errc::failed_precondition);
+}
+
+// -- several variables in one round trip (read_values, apply_adam, apply_momentum) --
+
+namespace {
+
+/// `scale` * (0, 1, 2, ...) - 1 of `shape`, float32: distinct values per element.
+Tensor batch_ramp(Shape shape, float scale) {
+  std::vector<float> values(static_cast<std::size_t>(shape.num_elements()));
+  for (std::size_t i = 0; i < values.size(); ++i)
+    values[i] = scale * static_cast<float>(i) - 1.0f;
+  return Tensor::from_vector<float>(values, std::move(shape));
+}
+
+/// A 4x3 and a 5-vector (both split over the 2 servers) and a scalar (one shard).
+std::vector<ShardedVariable> three_variables(ParameterServerStrategy& strategy, const std::string& prefix) {
+  auto scope = strategy.scope();
+  return {strategy.create_variable(batch_ramp({4, 3}, 0.5f), {.name = prefix + "w"}),
+          strategy.create_variable(batch_ramp({5}, 0.25f), {.name = prefix + "b"}),
+          strategy.create_variable(Tensor(2.0f), {.name = prefix + "s"})};
+}
+
+std::vector<Tensor> three_gradients(float scale) {
+  return {batch_ramp({4, 3}, 0.1f * scale), batch_ramp({5}, -0.2f * scale), Tensor(0.3f * scale)};
+}
+
+/// Values and optimizer slots of every variable, as the servers hold them.
+std::vector<std::vector<float>> values_of(const std::vector<ShardedVariable>& variables) {
+  std::vector<std::vector<float>> out;
+  for (const auto& v : variables)
+    out.push_back(v.read_value().to_vector<float>());
+  return out;
+}
+
+std::vector<std::map<std::string, std::vector<double>>> slots_of(const std::vector<ShardedVariable>& variables) {
+  std::vector<std::map<std::string, std::vector<double>>> out;
+  for (const auto& v : variables) {
+    auto& slots = out.emplace_back();
+    for (const auto& [name, value] : v.read_slots())
+      slots[name] = value.to_vector<double>();
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("read_values reads several sharded variables at once, as read_value does, with read-your-writes",
+          "[strategies][parameter_server]") {
+  TROUPE_FOR_EACH_RUNTIME_MODE(mode);
+  auto rt = make_cluster(mode, 1, 2);
+  ParameterServerStrategy strategy(*rt, Partitioner{FixedShardsPartitioner(2)});
+  ClusterCoordinator coordinator(strategy);
+  auto variables = three_variables(strategy, "");
+  REQUIRE(variables[0].num_shards() == 2);
+  REQUIRE(variables[2].num_shards() == 1);
+  const auto read = read_values(variables);
+  REQUIRE(read.size() == 3);
+  for (std::size_t k = 0; k < 3; ++k) {
+    CHECK(read[k].shape() == variables[k].shape());
+    CHECK(read[k].to_vector<float>() == variables[k].read_value().to_vector<float>());
+  }
+  CHECK(read_values({}).empty());
+  // Inside a function the batched read sees the function's own staged update.
+  auto reads_own_update = remote_function("ps_test_read_values_own_update", [&] {
+    variables[1].assign_add(Tensor::full({5}, 10.0, DType::float32));
+    const auto batched = read_values(variables);
+    bool same = true;
+    for (std::size_t k = 0; k < 3; ++k)
+      same = same && batched[k].to_vector<float>() == variables[k].read_value().to_vector<float>();
+    return same ? batched[1].to_vector<float>()[4] : -1000.0f;
+  });
+  CHECK(coordinator.schedule(reads_own_update).fetch() == 0.25f * 4 - 1.0f + 10.0f);
+  CHECK_THAT(error_message_of([&] { (void) read_values({variables[0], ShardedVariable{}}); }),
+             Contains("read_values: variables[1] is an empty ShardedVariable"));
+}
+
+TEST_CASE("apply_adam and apply_momentum on several variables give bitwise what one call per variable gives",
+          "[strategies][parameter_server]") {
+  TROUPE_FOR_EACH_RUNTIME_MODE(mode);
+  auto rt = make_cluster(mode, 1, 2);
+  ParameterServerStrategy strategy(*rt, Partitioner{FixedShardsPartitioner(2)});
+  ClusterCoordinator coordinator(strategy);
+  auto batched = three_variables(strategy, "batched_");
+  auto single = three_variables(strategy, "single_");
+  const AdamOptions adam{.learning_rate = 0.01};
+  // Step 1 immediate, step 2 staged inside a scheduled function and committed once.
+  apply_adam(batched, three_gradients(1.0f), adam);
+  for (std::size_t k = 0; k < 3; ++k)
+    single[k].apply_adam(three_gradients(1.0f)[k], adam);
+  auto batched_step = remote_function("ps_test_batched_adam", [&] {
+    apply_adam(batched, three_gradients(2.0f), adam);
+    return int64_t{1};
+  });
+  auto single_step = remote_function("ps_test_single_adam", [&] {
+    for (std::size_t k = 0; k < 3; ++k)
+      single[k].apply_adam(three_gradients(2.0f)[k], adam);
+    return int64_t{1};
+  });
+  CHECK(coordinator.schedule(batched_step).fetch() == 1);
+  CHECK(coordinator.schedule(single_step).fetch() == 1);
+  coordinator.join();
+  CHECK(values_of(batched) == values_of(single));
+  CHECK(slots_of(batched) == slots_of(single));
+  CHECK(batched[0].read_slots().at("iterations").to_vector<int64_t>() == std::vector<int64_t>{2, 2});
+  CHECK(batched[2].read_slots().at("iterations").to_vector<int64_t>() == std::vector<int64_t>{2});
+
+  auto momentum_batched = three_variables(strategy, "momentum_batched_");
+  auto momentum_single = three_variables(strategy, "momentum_single_");
+  const MomentumOptions momentum{.learning_rate = 0.1, .momentum = 0.9};
+  for (float step : {1.0f, -3.0f}) {
+    apply_momentum(momentum_batched, three_gradients(step), momentum);
+    for (std::size_t k = 0; k < 3; ++k)
+      momentum_single[k].apply_momentum(three_gradients(step)[k], momentum);
+  }
+  CHECK(values_of(momentum_batched) == values_of(momentum_single));
+  CHECK(slots_of(momentum_batched) == slots_of(momentum_single));
+}
+
+TEST_CASE("a batched optimizer step with a wrong count, shape or dtype changes nothing and names the variable",
+          "[strategies][parameter_server]") {
+  TROUPE_FOR_EACH_RUNTIME_MODE(mode);
+  auto rt = make_cluster(mode, 1, 2);
+  ParameterServerStrategy strategy(*rt, Partitioner{FixedShardsPartitioner(2)});
+  ClusterCoordinator coordinator(strategy);
+  auto variables = three_variables(strategy, "");
+  const auto before = values_of(variables);
+  const AdamOptions adam{.learning_rate = 0.01};
+  auto two = three_gradients(1.0f);
+  two.pop_back();
+  CHECK_THAT(error_message_of([&] { apply_adam(variables, two, adam); }),
+             Contains("3 variables but 2 gradients") && Contains("'s' has no gradient"));
+  CHECK_THAT(error_message_of([&] { apply_momentum({variables[0]}, three_gradients(1.0f), {}); }),
+             Contains("gradients[1] has no variable") && Contains("'w'"));
+  auto wrong_shape = three_gradients(1.0f);
+  wrong_shape[2] = Tensor::zeros({2}, DType::float32);
+  CHECK(error_code_of([&] { apply_adam(variables, wrong_shape, adam); }) == Errc::shape_mismatch);
+  CHECK_THAT(error_message_of([&] { apply_adam(variables, wrong_shape, adam); }),
+             Contains("ShardedVariable 's'") && Contains("(2,)"));
+  auto wrong_dtype = three_gradients(1.0f);
+  wrong_dtype[1] = Tensor::zeros({5}, DType::float64);
+  CHECK_THAT(error_message_of([&] { apply_momentum(variables, wrong_dtype, {}); }),
+             Contains("ShardedVariable 'b'") && Contains("float64"));
+  CHECK(error_code_of([&] { apply_adam({variables[0], ShardedVariable{}}, two, adam); })
+        == Errc::failed_precondition);
+  // Inside a function: the step fails and stages nothing.
+  auto bad_step = remote_function("ps_test_batched_bad_step", [&] {
+    apply_adam(variables, wrong_shape, adam);
+    return int64_t{1};
+  });
+  auto failed = coordinator.schedule(bad_step);
+  CHECK_THAT(error_message_of([&] { coordinator.join(); }), Contains("ShardedVariable 's'"));
+  CHECK(error_code_of([&] { (void) failed.fetch(); }) == Errc::shape_mismatch);
+  CHECK(values_of(variables) == before);
+  for (const auto& v : variables)
+    CHECK(v.read_slots().empty());
 }

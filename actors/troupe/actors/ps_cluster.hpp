@@ -96,6 +96,9 @@ private:
   struct LossRouting;
 
   [[nodiscard]] Worker spawn_worker(int index);
+  /// Across processes: finds the servers (and, on the chief, the workers)
+  /// that the other tasks published, waiting up to the cluster init timeout.
+  void look_up_peers(ClusterNode& node);
   void check_worker_index(int index, const char* method) const;
   void check_local(const char* method) const;
 

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <troupe/core/device_spec.hpp>
 #include <troupe/core/dtype.hpp>
@@ -54,15 +55,18 @@ public:
     int64_t index_;
   };
 
+  /// An empty handle (assign it a created variable); every other call on it
+  /// is Error(failed_precondition).
+  ShardedVariable() = default;
   explicit ShardedVariable(std::shared_ptr<internal::ShardedVariableState> state) noexcept;
 
   // -- properties -----------------------------------------------------------------
 
-  [[nodiscard]] const std::string& name() const noexcept;
+  [[nodiscard]] const std::string& name() const;
   /// The full variable's shape (every shard's rows together).
-  [[nodiscard]] const Shape& shape() const noexcept;
-  [[nodiscard]] DType dtype() const noexcept;
-  [[nodiscard]] int64_t num_shards() const noexcept;
+  [[nodiscard]] const Shape& shape() const;
+  [[nodiscard]] DType dtype() const;
+  [[nodiscard]] int64_t num_shards() const;
   /// Shard `i`, 0 <= i < num_shards() (Error(out_of_range) otherwise).
   [[nodiscard]] Shard shard(int64_t i) const;
 
@@ -123,7 +127,35 @@ public:
   [[nodiscard]] const std::shared_ptr<internal::ShardedVariableState>& state() const noexcept { return state_; }
 
 private:
+  [[nodiscard]] const internal::ShardedVariableState& checked() const;
+
   std::shared_ptr<internal::ShardedVariableState> state_;
 };
+
+// -- several variables in one round trip ----------------------------------------------
+// A training step reads all its variables and updates all of them (Keras'
+// optimizer.apply_gradients): these send every shard's request of every
+// variable at once and wait once, instead of one round trip per variable.
+// Inside a scheduled function they read and stage under the function's
+// attempt exactly as the methods do (reads see the function's own updates;
+// updates take effect when the coordinator commits it). Errors are the
+// methods' errors, naming the variable, shard and server.
+
+/// Every variable's full value, in the variables' order (as read_value on
+/// each). An empty handle among them is Error(failed_precondition) naming its
+/// position, before anything is sent.
+[[nodiscard]] std::vector<Tensor> read_values(const std::vector<ShardedVariable>& variables);
+
+/// ShardedVariable::apply_adam of gradients[k] on variables[k], for every k
+/// at once (inside a scheduled function: one staging of all the shards).
+/// Every variable and gradient is checked first: a count mismatch, an empty
+/// handle, or a gradient of another shape or dtype is Error naming the
+/// variable, and then nothing is sent.
+void apply_adam(const std::vector<ShardedVariable>& variables, const std::vector<Tensor>& gradients,
+                const AdamOptions& options);
+/// ShardedVariable::apply_momentum on every variable at once, checked as
+/// apply_adam (nesterov is Error(not_supported)).
+void apply_momentum(const std::vector<ShardedVariable>& variables, const std::vector<Tensor>& gradients,
+                    const MomentumOptions& options);
 
 } // namespace troupe
