@@ -763,12 +763,11 @@ int main(int argc, char** argv) {
   try {
     const auto opts = parse(argc, argv);
     if (opts.cluster == "processes") {
-      // TODO(issue 15): the cross-process mode — a chief driving worker and ps
-      // processes started by troupe-launch — once rt.serve() runs them.
+      // TODO(issue 15): the cross-process figures — a chief driving worker and
+      // ps processes started by troupe-launch (rt.serve() runs them).
       std::cerr
-        << "ps_throughput: --cluster processes is not yet available: troupe's parameter-server "
-           "cluster runs in one process only (rt.serve() is not implemented); use --cluster "
-           "in-process\n";
+        << "ps_throughput: --cluster processes is not yet available: this bench measures a "
+           "LocalCluster only so far; use --cluster in-process\n";
       return 2;
     }
     return run(opts, argc, argv);
