@@ -21,11 +21,13 @@ from the variables after the epoch. Prints one line per epoch:
 import argparse
 import gzip
 import os
-import socket
 import sys
 import time
 
 import numpy as np
+
+# The in-process cluster's helpers, shared with the throughput peer beside this script.
+from tf_ps_throughput import free_ports, server_configs
 
 
 def read_idx(path):
@@ -36,28 +38,11 @@ def read_idx(path):
     return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
 
 
-def free_ports(n):
-    socks = []
-    for _ in range(n):
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.bind(("localhost", 0))
-        socks.append(s)
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
 def start_in_process_cluster(tf, workers, ps):
     ports = free_ports(workers + ps)
     spec = tf.train.ClusterSpec({"worker": [f"localhost:{p}" for p in ports[:workers]],
                                  "ps": [f"localhost:{p}" for p in ports[workers:]]})
-    worker_config = tf.compat.v1.ConfigProto()
-    # The cluster may hang if workers don't have enough inter-op threads
-    # (multi_worker_test_base, b/172296720).
-    if worker_config.inter_op_parallelism_threads < workers + 1:
-        worker_config.inter_op_parallelism_threads = workers + 1
-    configs = {"worker": worker_config, "ps": tf.compat.v1.ConfigProto()}
+    configs = server_configs(tf, workers)
     for job, count in (("worker", workers), ("ps", ps)):
         for i in range(count):
             # In-process servers cannot be stopped; they live as long as this process.

@@ -35,6 +35,12 @@ std::unique_ptr<Runtime> make_cluster(const testing::RuntimeMode& mode, int work
   return std::make_unique<Runtime>(LocalCluster{.workers = workers, .ps = ps, .devices_per_worker = devices});
 }
 
+/// `initial` as a variable of `strategy`, created in its scope.
+ShardedVariable variable_of(ParameterServerStrategy& strategy, const Tensor& initial, const std::string& name) {
+  auto scope = strategy.scope();
+  return strategy.create_variable(initial, {.name = name});
+}
+
 int64_t scalar_of(const Tensor& t) {
   return t.to_vector<int64_t>().at(0);
 }
@@ -131,11 +137,7 @@ TEST_CASE("updates of scheduled functions add up on the servers, and a function 
   auto rt = make_cluster(mode, 2, 2);
   ParameterServerStrategy strategy(*rt, Partitioner{FixedShardsPartitioner(2)});
   ClusterCoordinator coordinator(strategy);
-  ShardedVariable w{nullptr};
-  {
-    auto scope = strategy.scope();
-    w = strategy.create_variable(Tensor::zeros({4}, DType::int64), {.name = "w"});
-  }
+  auto w = variable_of(strategy, Tensor::zeros({4}, DType::int64), "w");
   auto add = remote_function("ps_test_add", [&](int64_t k) {
     const auto before = w.read_value();
     w.assign_add(Tensor::full({4}, static_cast<double>(k), DType::int64));
@@ -164,11 +166,7 @@ TEST_CASE("a worker lost in the middle of a function: the function runs again an
   auto& cluster = *rt->impl().ps_cluster();
   ParameterServerStrategy strategy(*rt, Partitioner{FixedShardsPartitioner(2)});
   ClusterCoordinator coordinator(strategy);
-  ShardedVariable w{nullptr};
-  {
-    auto scope = strategy.scope();
-    w = strategy.create_variable(Tensor::zeros({2}, DType::int64), {.name = "w"});
-  }
+  auto w = variable_of(strategy, Tensor::zeros({2}, DType::int64), "w");
   // The first attempt of the first function stages +1, tells the test where
   // it runs and waits at the gate; the test kills that worker, then opens the
   // gate, so the cut-off attempt stages +10 too, which must never count.
@@ -226,11 +224,7 @@ TEST_CASE("errors of scheduled functions: raised by join, later functions cancel
   auto rt = make_cluster(mode, 1, 1);
   ParameterServerStrategy strategy(*rt);
   ClusterCoordinator coordinator(strategy);
-  ShardedVariable w{nullptr};
-  {
-    auto scope = strategy.scope();
-    w = strategy.create_variable(Tensor::zeros({1}, DType::int64), {.name = "w"});
-  }
+  auto w = variable_of(strategy, Tensor::zeros({1}, DType::int64), "w");
   SECTION("a function that throws: its updates are discarded and join raises its error once") {
     auto gate = std::make_shared<internal::Completion>();
     auto throws = remote_function("ps_test_throws", [&, gate](int64_t) -> int64_t {
@@ -295,11 +289,7 @@ TEST_CASE("each function reads what the functions before it committed, no more",
   auto rt = make_cluster(mode, 1, 1);
   ParameterServerStrategy strategy(*rt);
   ClusterCoordinator coordinator(strategy);
-  ShardedVariable v{nullptr};
-  {
-    auto scope = strategy.scope();
-    v = strategy.create_variable(Tensor::zeros({4}, DType::float32), {.name = "v"});
-  }
+  auto v = variable_of(strategy, Tensor::zeros({4}, DType::float32), "v");
   // The read shares the server's buffer in one process: the commit of this
   // function's update must not change what it read.
   auto count = remote_function("ps_test_count", [&] {
