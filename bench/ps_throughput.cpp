@@ -6,7 +6,22 @@
 //
 //   ps_throughput [--quick] [--workers 1,2,4] [--calls 200] [--var-calls 20]
 //                 [--var-mib 16] [--repeats 7] [--tf auto|on|off] [--tf-python PATH]
-//                 [--cluster in-process|processes]
+//                 [--cluster in-process|processes] [--launcher PATH]
+//
+// --cluster in-process: a LocalCluster, the coordinator, workers and ps as
+//   actors of this process (the variable's bytes are copied in memory, not sent
+//   over TCP); TensorFlow's side: tf_ps_throughput.py --cluster in-process, its
+//   servers in one Python process talking gRPC over localhost TCP.
+// --cluster processes: for each worker count W this program (the driver, started
+//   without TF_CONFIG) runs `troupe-launch --workers W --ps 1 -- ps_throughput
+//   <the same figures' options> --role task`. The launcher adds the chief: it
+//   times the figures and prints them as PS_MEASURED lines, which the driver
+//   reads; the W worker and the ps processes serve it (rt.serve()), so every
+//   variable function's read and update cross loopback TCP. TensorFlow's side:
+//   tf_ps_throughput.py --cluster processes, one Python process per worker and
+//   ps server, the coordinator in the script's own process.
+// Either way the driver probes loopback TCP before and after, runs TensorFlow
+// and prints the rows.
 //
 // Figures, for each worker count (1 ps), each the median over --repeats timed
 // rounds after one untimed warm-up round, as tf_ps_throughput.py takes them:
@@ -20,6 +35,7 @@
 // function's read, and the variable after each round, count the committed calls.
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -31,6 +47,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -52,6 +69,9 @@
 
 #ifndef TROUPE_BENCH_SOURCE_DIR
 #define TROUPE_BENCH_SOURCE_DIR "bench"
+#endif
+#ifndef TROUPE_LAUNCH_PROGRAM
+#define TROUPE_LAUNCH_PROGRAM "troupe-launch"
 #endif
 
 
@@ -75,6 +95,9 @@ struct Options {
   std::string tf_python = TROUPE_BENCH_SOURCE_DIR "/.venv/bin/python";
   std::string tf_script = TROUPE_BENCH_SOURCE_DIR "/tf_ps_throughput.py";
   int tf_timeout_seconds = 600;
+  std::string launcher = TROUPE_LAUNCH_PROGRAM;
+  int cluster_timeout_seconds = 900;
+  bool task = false; // --role task: one process of a cluster started by troupe-launch
 };
 
 Options parse(int argc, char** argv) {
@@ -91,8 +114,24 @@ Options parse(int argc, char** argv) {
     .add_option(
       "--cluster", opts.cluster,
       "in-process (LocalCluster: every task a set of actors in this process) or processes "
-      "(not yet available)")
+      "(troupe-launch starts a chief, the workers and 1 ps as processes on 127.0.0.1)")
     ->check(CLI::IsMember({"in-process", "processes"}));
+  app
+    .add_option("--launcher", opts.launcher,
+                "with --cluster processes: the troupe-launch to run (default: the built one)")
+    ->type_name("PATH");
+  app
+    .add_option("--cluster-timeout", opts.cluster_timeout_seconds,
+                "with --cluster processes: seconds one cluster may take (default 900)")
+    ->check(CLI::Range(10, 7200));
+  std::string role;
+  app
+    .add_option("--role", role,
+                "driver (runs troupe-launch itself) or task (one process of a --cluster processes "
+                "cluster, TF_CONFIG set by troupe-launch; the chief measures on the cluster's "
+                "workers and --workers and --tf do not apply); default: task when TF_CONFIG is "
+                "set and --cluster processes, else driver")
+    ->check(CLI::IsMember({"driver", "task"}));
   app.add_option("--workers", opts.workers, "worker counts, 1 ps each (default 1,2,4)")
     ->delimiter(',')
     ->check(CLI::Range(1, 64));
@@ -126,6 +165,17 @@ Options parse(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     std::exit(app.exit(e)); // prints the help or the error
+  }
+  const char* tf_config = std::getenv("TF_CONFIG");
+  const bool has_tf_config = tf_config != nullptr && *tf_config != '\0';
+  opts.task = role.empty() ? has_tf_config && opts.cluster == "processes" : role == "task";
+  if (opts.task && (opts.cluster != "processes" || !has_tf_config)) {
+    std::cerr << "ps_throughput: --role task is one process of the cluster that ps_throughput "
+                 "--cluster processes starts with troupe-launch, but here "
+              << (opts.cluster != "processes" ? "--cluster is in-process" : "TF_CONFIG is not set")
+              << ": run ps_throughput --cluster processes without --role and it starts "
+                 "troupe-launch itself\n";
+    std::exit(2);
   }
   if (opts.quick) {
     if (app.count("--workers") == 0)
@@ -234,8 +284,9 @@ private:
 };
 
 // Parses "TF_ROW,<figure>,<cluster>,<workers>,<ps>,<value>" into `figures`;
-// false for any other line.
-bool parse_tf_row(const std::string& line, int workers, int ps, TfFigures& figures) {
+// false for any other line. Throws when it answers another cluster than asked.
+bool parse_tf_row(const std::string& line, const std::string& cluster, int workers, int ps,
+                  TfFigures& figures) {
   if (!line.starts_with("TF_ROW,"))
     return false;
   std::vector<std::string> fields;
@@ -245,6 +296,9 @@ bool parse_tf_row(const std::string& line, int workers, int ps, TfFigures& figur
   if (fields.size() != 6)
     throw std::runtime_error("tf_ps_throughput.py printed a TF_ROW with "
                              + std::to_string(fields.size()) + " fields, expected 6: " + line);
+  if (fields[2] != cluster)
+    throw std::runtime_error("tf_ps_throughput.py answered for a " + fields[2]
+                             + " cluster; asked for " + cluster + ": " + line);
   if (fields[3] != std::to_string(workers) || fields[4] != std::to_string(ps))
     throw std::runtime_error("tf_ps_throughput.py answered for " + fields[3] + " workers, "
                              + fields[4] + " ps; asked for " + std::to_string(workers) + ", "
@@ -257,43 +311,16 @@ bool parse_tf_row(const std::string& line, int workers, int ps, TfFigures& figur
   return true;
 }
 
-// Runs tf_ps_throughput.py for one cluster as a child process (stdout and
-// stderr into one pipe), within opts.tf_timeout_seconds; passes its '#' line
-// through and returns its figures. Throws, with the child's last lines, when it
-// cannot start, fails, runs out of time or prints no figures.
-TfFigures run_tensorflow(const Options& opts, int workers, int ps) {
-  std::vector<std::string> args{opts.tf_python, opts.tf_script,
-                                "--cluster",    "in-process",
-                                "--workers",    std::to_string(workers),
-                                "--ps",         std::to_string(ps),
-                                "--calls",      std::to_string(opts.calls),
-                                "--var-calls",  std::to_string(opts.var_calls),
-                                "--var-mib",    std::to_string(opts.var_mib),
-                                "--repeats",    std::to_string(opts.repeats)};
-  const auto child = troupe::bench::spawn_piped(args, true, "pass --tf-python PATH, or --tf off");
-  const pid_t pid = child.pid;
+// -- child processes ---------------------------------------------------------------------
 
-  // Read lines until EOF or the deadline; a line longer than 64 KiB is cut
-  // there (the child's output is not trusted to be short).
+// Reads `fd` line by line until EOF or `deadline`, calling `on_line` for each
+// line without its newline; a line longer than 64 KiB is cut there (a child's
+// output is not trusted to be short). Closes `fd`. False when the deadline
+// came first.
+bool read_lines(int fd, Clock::time_point deadline,
+                const std::function<void(const std::string&)>& on_line) {
   constexpr std::size_t max_line = std::size_t{64} << 10;
-  const auto deadline = Clock::now() + std::chrono::seconds(opts.tf_timeout_seconds);
-  TfFigures figures;
-  OutputTail tail;
   std::string line;
-  std::string error;
-  auto take_line = [&] {
-    if (line.starts_with("# "))
-      std::cout << "#   tf: " << line.substr(2) << std::endl;
-    if (error.empty()) {
-      try {
-        if (!parse_tf_row(line, workers, ps, figures))
-          tail.add(line);
-      } catch (const std::exception& e) {
-        error = e.what();
-      }
-    }
-    line.clear();
-  };
   bool timed_out = false;
   char buf[4096];
   for (;;) {
@@ -303,43 +330,98 @@ TfFigures run_tensorflow(const Options& opts, int workers, int ps) {
       timed_out = true;
       break;
     }
-    pollfd pfd{child.out_fd, POLLIN, 0};
+    pollfd pfd{fd, POLLIN, 0};
     const int ready = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left, 1000)));
     if (ready < 0 && errno != EINTR)
       break;
     if (ready <= 0)
       continue;
-    const ssize_t n = ::read(child.out_fd, buf, sizeof buf);
+    const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
       break;
     for (ssize_t i = 0; i < n; ++i) {
-      if (buf[i] == '\n')
-        take_line();
-      else if (line.size() < max_line)
+      if (buf[i] == '\n') {
+        on_line(line);
+        line.clear();
+      } else if (line.size() < max_line) {
         line.push_back(buf[i]);
+      }
     }
   }
   if (!line.empty())
-    take_line();
-  ::close(child.out_fd);
-  if (timed_out)
-    ::kill(pid, SIGKILL); // our own child, by its pid
+    on_line(line);
+  ::close(fd);
+  return !timed_out;
+}
+
+// Waits for this process's child `pid` (killed first, by its pid, when
+// `kill_first`); returns waitpid's status.
+int wait_for_child(pid_t pid, bool kill_first) {
+  if (kill_first)
+    ::kill(pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0)
     if (errno != EINTR)
       throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+  return status;
+}
+
+bool exited_zero(int status) {
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// "exit status 1", "signal 9"
+std::string describe_status(int status) {
+  if (WIFEXITED(status))
+    return "exit status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status))
+    return "signal " + std::to_string(WTERMSIG(status));
+  return "wait status " + std::to_string(status);
+}
+
+// Runs tf_ps_throughput.py for one cluster of the kind --cluster names as a
+// child process (stdout and stderr into one pipe), within
+// opts.tf_timeout_seconds; passes its '#' line through and returns its
+// figures. Throws, with the child's last lines, when it cannot start, fails,
+// runs out of time or prints no figures.
+TfFigures run_tensorflow(const Options& opts, int workers, int ps) {
+  std::vector<std::string> args{opts.tf_python, opts.tf_script,
+                                "--cluster",    opts.cluster,
+                                "--workers",    std::to_string(workers),
+                                "--ps",         std::to_string(ps),
+                                "--calls",      std::to_string(opts.calls),
+                                "--var-calls",  std::to_string(opts.var_calls),
+                                "--var-mib",    std::to_string(opts.var_mib),
+                                "--repeats",    std::to_string(opts.repeats)};
+  const auto child = troupe::bench::spawn_piped(args, true, "pass --tf-python PATH, or --tf off");
+
+  TfFigures figures;
+  OutputTail tail;
+  std::string error;
+  const bool in_time = read_lines(
+    child.out_fd, Clock::now() + std::chrono::seconds(opts.tf_timeout_seconds),
+    [&](const std::string& line) {
+      if (line.starts_with("# "))
+        std::cout << "#   tf: " << line.substr(2) << std::endl;
+      if (!error.empty())
+        return;
+      try {
+        if (!parse_tf_row(line, opts.cluster, workers, ps, figures))
+          tail.add(line);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    });
+  const int status = wait_for_child(child.pid, !in_time);
   const std::string what = opts.tf_script + " --workers " + std::to_string(workers);
-  if (timed_out)
+  if (!in_time)
     throw std::runtime_error(what + " took more than --tf-timeout "
                              + std::to_string(opts.tf_timeout_seconds)
                              + " s and was killed; its last lines:" + tail.text());
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw std::runtime_error(what + " failed ("
-                             + (WIFEXITED(status)
-                                  ? "exit status " + std::to_string(WEXITSTATUS(status))
-                                  : "signal " + std::to_string(WTERMSIG(status)))
+  if (!exited_zero(status))
+    throw std::runtime_error(what + " failed (" + describe_status(status)
                              + "); its last lines:" + tail.text());
   if (!error.empty())
     throw std::runtime_error(error);
@@ -394,9 +476,15 @@ struct ClusterFigures {
   std::size_t var_bytes_per_call = 0;
 };
 
-// Runs the four figures on a LocalCluster of `workers` workers and 1 ps.
-ClusterFigures measure_troupe(const Options& opts, int workers) {
-  troupe::Runtime rt(troupe::LocalCluster{.workers = workers, .ps = 1, .devices_per_worker = 1});
+// Builds the strategy, the variable and the two functions on `rt`, then times
+// the four figures on the coordinator. Across processes every task builds
+// them, in this order (a worker finds a function by its name, the chief
+// creates the variable's shard on the ps); a worker or ps task then serves the
+// chief instead of measuring: nullopt, with rt.serve()'s status in
+// `serve_status`.
+std::optional<ClusterFigures> measure_troupe(troupe::Runtime& rt, const Options& opts,
+                                             int& serve_status) {
+  const int workers = rt.num_tasks("worker");
   troupe::ParameterServerStrategy strategy(rt);
   troupe::ClusterCoordinator coordinator(strategy);
   const int64_t elements = int64_t{opts.var_mib} * 1024 * 1024 / 4;
@@ -417,6 +505,10 @@ ClusterFigures measure_troupe(const Options& opts, int workers) {
     var.assign_add(value * 0.0f + 1.0f);
     return value.data<float>()[0];
   });
+  if (rt.task_type() == "worker" || rt.task_type() == "ps") {
+    serve_status = rt.serve();
+    return std::nullopt;
+  }
 
   auto check_trivial = [](int64_t got) {
     if (got != 1)
@@ -498,6 +590,216 @@ ClusterFigures measure_troupe(const Options& opts, int workers) {
   return out;
 }
 
+// The four figures on a LocalCluster of `workers` workers and 1 ps.
+ClusterFigures measure_in_process(const Options& opts, int workers) {
+  troupe::Runtime rt(troupe::LocalCluster{.workers = workers, .ps = 1, .devices_per_worker = 1});
+  int serve_status = 0;
+  return *measure_troupe(rt, opts, serve_status); // this process is the coordinator
+}
+
+// -- across processes: the chief's figures, from the chief to the driver --------------------
+
+// "PS_MEASURED,<workers>,<var bytes per call>,<figure>,<calls>,<round summary>,<call summary>",
+// each summary "count,min,p10,median,p90,max" in seconds, printed exactly (%.17g).
+constexpr const char* measured_tag = "PS_MEASURED";
+constexpr std::size_t measured_fields = 17;
+
+std::string format_summary(const troupe::bench::Summary& s) {
+  char buf[192];
+  std::snprintf(buf, sizeof buf, "%zu,%.17g,%.17g,%.17g,%.17g,%.17g", s.count, s.min, s.p10,
+                s.median, s.p90, s.max);
+  return buf;
+}
+
+std::vector<std::string> measured_lines(const ClusterFigures& f) {
+  std::vector<std::string> lines;
+  const std::pair<const char*, const Measured*> figures[] = {
+    {"trivial", &f.trivial},
+    {"trivial_pipelined", &f.trivial_pipelined},
+    {"var", &f.var},
+    {"var_pipelined", &f.var_pipelined}};
+  for (const auto& [name, m] : figures)
+    lines.push_back(std::string(measured_tag) + "," + std::to_string(f.workers) + ","
+                    + std::to_string(f.var_bytes_per_call) + "," + name + ","
+                    + std::to_string(m->calls) + "," + format_summary(m->round_s) + ","
+                    + format_summary(m->call_s));
+  return lines;
+}
+
+// A whole non-negative number of at most `max`, or throws naming the line.
+uint64_t parse_count(const std::string& text, uint64_t max, const std::string& line) {
+  uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || value > max)
+    throw std::runtime_error("the chief printed a PS_MEASURED line with the count '" + text
+                             + "' (at most " + std::to_string(max) + "): " + line);
+  return value;
+}
+
+// Seconds: finite and non-negative, or throws naming the line.
+double parse_seconds(const std::string& text, const std::string& line) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(value) || value < 0)
+    throw std::runtime_error("the chief printed a PS_MEASURED line with the time '" + text
+                             + "': " + line);
+  return value;
+}
+
+// Parses a PS_MEASURED line of a `workers`-worker cluster into `figures`
+// (adding the figure's name to `seen`); false for any other line.
+bool parse_measured_line(const std::string& line, int workers, ClusterFigures& figures,
+                         std::set<std::string>& seen) {
+  if (!line.starts_with(std::string(measured_tag) + ","))
+    return false;
+  std::vector<std::string> fields;
+  std::stringstream in(line);
+  for (std::string f; std::getline(in, f, ',') && fields.size() <= measured_fields;)
+    fields.push_back(f);
+  if (fields.size() != measured_fields)
+    throw std::runtime_error("the chief printed a PS_MEASURED line with other than "
+                             + std::to_string(measured_fields) + " fields: " + line);
+  if (fields[1] != std::to_string(workers))
+    throw std::runtime_error("the chief measured " + fields[1] + " workers; the cluster has "
+                             + std::to_string(workers) + ": " + line);
+  Measured* m = fields[3] == "trivial"             ? &figures.trivial
+                : fields[3] == "trivial_pipelined" ? &figures.trivial_pipelined
+                : fields[3] == "var"               ? &figures.var
+                : fields[3] == "var_pipelined"     ? &figures.var_pipelined
+                                                   : nullptr;
+  if (m == nullptr)
+    throw std::runtime_error("the chief printed a PS_MEASURED line for an unknown figure: " + line);
+  figures.workers = workers;
+  figures.var_bytes_per_call = parse_count(fields[2], uint64_t{1} << 40, line);
+  m->calls = static_cast<int>(parse_count(fields[4], 1000000, line));
+  auto summary = [&](std::size_t first) {
+    troupe::bench::Summary s;
+    s.count = parse_count(fields[first], uint64_t{1} << 32, line);
+    s.min = parse_seconds(fields[first + 1], line);
+    s.p10 = parse_seconds(fields[first + 2], line);
+    s.median = parse_seconds(fields[first + 3], line);
+    s.p90 = parse_seconds(fields[first + 4], line);
+    s.max = parse_seconds(fields[first + 5], line);
+    return s;
+  };
+  m->round_s = summary(5);
+  m->call_s = summary(11);
+  seen.insert(fields[3]);
+  return true;
+}
+
+// One process of a --cluster processes cluster (TF_CONFIG from troupe-launch):
+// the chief measures and prints PS_MEASURED lines; a worker or ps task serves it.
+int run_task(const Options& opts) {
+  troupe::Runtime rt(troupe::ClusterResolver::from_env(), {.logical_cpu_devices = 1});
+  if (rt.num_tasks("chief") != 1 || rt.num_tasks("ps") != 1)
+    throw std::invalid_argument(
+      "TF_CONFIG describes a cluster with " + std::to_string(rt.num_tasks("chief")) + " chief and "
+      + std::to_string(rt.num_tasks("ps"))
+      + " ps tasks; this bench measures 1 chief and 1 ps: start it as troupe-launch --workers W "
+        "--ps 1 -- ps_throughput --cluster processes --role task (or run ps_throughput "
+        "--cluster processes, which does that)");
+  int serve_status = 0;
+  const auto figures = measure_troupe(rt, opts, serve_status);
+  if (!figures)
+    return serve_status;
+  for (const auto& line : measured_lines(*figures))
+    std::cout << line << "\n";
+  std::cout.flush();
+  return 0;
+}
+
+// -- across processes: the driver ---------------------------------------------------------
+
+// A cluster run that failed: the launcher's status, reported with exit status 1.
+struct ClusterRunError {
+  std::string message;
+};
+
+std::string self_path(const char* argv0) {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(argv0) : p.string();
+}
+
+// Fails before any measurement when --launcher cannot be run.
+void check_launcher(const Options& opts) {
+  if (::access(opts.launcher.c_str(), X_OK) != 0)
+    throw std::invalid_argument("--launcher " + opts.launcher + ": " + std::strerror(errno)
+                                + " (build the troupe-launch target or pass --launcher PATH)");
+}
+
+// Runs `troupe-launch --workers W --ps 1 -- <this program> ... --role task`
+// and returns the chief's figures. Passes the chief's other lines (and the
+// other tasks') through as '#' lines; the tasks' stderr passes through as the
+// launcher prefixes it. Throws ClusterRunError with the launcher's status when
+// the cluster fails.
+ClusterFigures measure_in_processes(const Options& opts, int workers, const std::string& self) {
+  std::vector<std::string> args{opts.launcher,
+                                "--workers",
+                                std::to_string(workers),
+                                "--ps",
+                                "1",
+                                "--timeout-seconds",
+                                std::to_string(opts.cluster_timeout_seconds),
+                                "--",
+                                self,
+                                "--cluster",
+                                "processes",
+                                "--role",
+                                "task",
+                                "--calls",
+                                std::to_string(opts.calls),
+                                "--var-calls",
+                                std::to_string(opts.var_calls),
+                                "--var-mib",
+                                std::to_string(opts.var_mib),
+                                "--repeats",
+                                std::to_string(opts.repeats)};
+  const auto child = troupe::bench::spawn_piped(
+    args, false, "build the troupe-launch target or pass --launcher PATH");
+
+  const std::string chief = "[chief:0] ";
+  ClusterFigures figures;
+  std::set<std::string> seen;
+  std::string error;
+  // The launcher ends the cluster at its own --timeout-seconds; this deadline
+  // only guards against a launcher that does not.
+  const bool in_time = read_lines(
+    child.out_fd, Clock::now() + std::chrono::seconds(opts.cluster_timeout_seconds + 60),
+    [&](const std::string& line) {
+      std::string text = line.starts_with(chief) ? line.substr(chief.size()) : line;
+      if (line.starts_with(chief) && error.empty()) {
+        try {
+          if (parse_measured_line(text, workers, figures, seen))
+            return;
+        } catch (const std::exception& e) {
+          error = e.what();
+        }
+      }
+      std::cout << (text.starts_with("#") ? "" : "#   ") << text << std::endl;
+    });
+  const int status = wait_for_child(child.pid, !in_time);
+  const std::string what = "the " + std::to_string(workers) + "-worker cluster";
+  if (!in_time)
+    throw ClusterRunError{what + ": " + opts.launcher + " ran past --cluster-timeout "
+                          + std::to_string(opts.cluster_timeout_seconds)
+                          + " s + 60 s and was killed"};
+  if (!exited_zero(status))
+    throw ClusterRunError{
+      what + " failed: " + opts.launcher + " ended with " + describe_status(status)
+      + (WIFEXITED(status) && WEXITSTATUS(status) == 124
+           ? " (--cluster-timeout " + std::to_string(opts.cluster_timeout_seconds) + " s ran out)"
+           : " (for a parameter-server cluster troupe-launch exits with the chief's status; "
+             "its lines above name the failed task)")};
+  if (!error.empty())
+    throw std::runtime_error(what + ": " + error);
+  if (seen.size() != 4)
+    throw std::runtime_error(what + ": the chief exited 0 after PS_MEASURED lines for "
+                             + std::to_string(seen.size()) + " of the 4 figures");
+  return figures;
+}
+
 // -- the loopback limit ------------------------------------------------------------------
 
 // Raw TCP over 127.0.0.1 between two threads of this process (the same kernel
@@ -549,11 +851,12 @@ std::string format_value(double v) {
 }
 
 // One PS_ROW; `tf` and `loopback` are absent where they do not apply or were not measured ("-").
-std::string ps_row(int workers, const std::string& figure, double value, const char* unit,
-                   double per_call_s, std::optional<double> tf,
+std::string ps_row(const std::string& cluster, int workers, const std::string& figure,
+                   double value, const char* unit, double per_call_s, std::optional<double> tf,
                    std::optional<double> loopback_bytes_per_second) {
-  std::string row = "PS_ROW,troupe,in-process," + std::to_string(workers) + ",1," + figure + ","
-                    + format_value(value) + "," + unit + "," + format_value(per_call_s * 1e6) + ",";
+  std::string row = "PS_ROW,troupe," + cluster + "," + std::to_string(workers) + ",1," + figure
+                    + "," + format_value(value) + "," + unit + ","
+                    + format_value(per_call_s * 1e6) + ",";
   row +=
     tf ? format_value(*tf) + "," + format_value(*tf > 0 ? value / *tf : 0) : std::string("-,-");
   row += ",";
@@ -584,6 +887,23 @@ void print_detail(const char* figure, const Measured& m) {
   std::cout << line << std::endl;
 }
 
+// What --cluster measures, for the header.
+std::string cluster_note(const Options& opts) {
+  if (opts.cluster == "processes")
+    return "# cluster processes: " + opts.launcher
+           + " starts a chief (the coordinator, which times\n"
+             "#   the figures), the workers and 1 ps as processes on 127.0.0.1: each variable\n"
+             "#   function's read (ps -> worker) and update (worker -> ps) cross loopback TCP.\n"
+             "#   TensorFlow's side: tf_ps_throughput.py --cluster processes, one Python process\n"
+             "#   per worker and ps server (gRPC over localhost TCP), its coordinator in the\n"
+             "#   script's process.\n";
+  return "# cluster in-process: troupe's LocalCluster runs the coordinator, workers and ps as\n"
+         "#   actors of this process, so the variable's bytes do NOT cross TCP (they are copied\n"
+         "#   in memory); TensorFlow's in-process cluster runs its servers in one Python process\n"
+         "#   but talks gRPC over localhost TCP. The cross-process figures come with --cluster\n"
+         "#   processes.\n";
+}
+
 struct Target {
   std::string what;
   double ratio;
@@ -592,6 +912,10 @@ struct Target {
 
 int run(const Options& opts, int argc, char** argv) {
   const auto wall0 = Clock::now();
+  const bool processes = opts.cluster == "processes";
+  const std::string self = self_path(argv[0]);
+  if (processes)
+    check_launcher(opts);
   const bool tf_present = std::filesystem::exists(opts.tf_python);
   const bool run_tf = opts.tf == "on" || (opts.tf == "auto" && tf_present && !opts.quick);
   if (opts.tf == "on" && !tf_present)
@@ -605,12 +929,9 @@ int run(const Options& opts, int argc, char** argv) {
     << "# ps_throughput: " << cpu_model() << ", " << std::thread::hardware_concurrency()
     << " hardware threads, " << load_average() << "; " << tf_name
     << "; command: " << command_line(argc, argv) << "\n"
-    << "# cluster in-process: troupe's LocalCluster runs the coordinator, workers and ps as actors "
-       "of\n"
-    << "#   this process, so the variable's bytes do NOT cross TCP (they are copied in memory);\n"
-    << "#   TensorFlow's in-process cluster runs its servers in one Python process but talks gRPC\n"
-    << "#   over localhost TCP. The cross-process figure comes with --cluster processes (not yet\n"
-    << "#   available). The loopback limit is raw TCP over 127.0.0.1 measured in this run.\n"
+    << cluster_note(opts)
+    << "#   The loopback limit is raw TCP over 127.0.0.1 between two threads of this process (the\n"
+    << "#   same kernel path as between processes), measured in this run.\n"
     << "# scheduler: " << troupe::knobs().idle_polls
     << " idle polls before a CAF thread sleeps (TROUPE_IDLE_POLLS); on a loaded machine the\n"
     << "#   one-at-a-time figures depend on it (a polling thread holds its core while the thread\n"
@@ -646,8 +967,10 @@ int run(const Options& opts, int argc, char** argv) {
     std::cout << "# --- " << workers << " worker" << (workers > 1 ? "s" : "") << ", 1 ps"
               << std::endl;
     const auto t0 = Clock::now();
-    auto figures = measure_troupe(opts, workers);
-    std::printf("#   troupe (%.1f s):\n", seconds_between(t0, Clock::now()));
+    auto figures = processes ? measure_in_processes(opts, workers, self)
+                             : measure_in_process(opts, workers);
+    std::printf("#   troupe (%.1f s%s):\n", seconds_between(t0, Clock::now()),
+                processes ? ", the processes' start included" : "");
     print_detail("trivial", figures.trivial);
     print_detail("trivial_pipelined", figures.trivial_pipelined);
     print_detail("var", figures.var);
@@ -679,34 +1002,30 @@ int run(const Options& opts, int argc, char** argv) {
     << "#   value in unit (functions/s or GB/s, bytes = read + update = 2 x the variable);\n"
     << "#   tf_value = TensorFlow's same figure in this run, troupe_over_tf = value / tf_value;\n"
     << "#   loopback_GBps = raw TCP over 127.0.0.1 (one direction, mean of the probes before and\n"
-    << "#   after); over_loopback = value / loopback (the bytes did not cross TCP, see above)\n";
+    << "#   after); over_loopback = value / loopback"
+    << (processes ? "\n" : " (the bytes did not cross TCP, see above)\n");
   std::vector<Target> targets;
   for (std::size_t i = 0; i < troupe_figures.size(); ++i) {
     const auto& f = troupe_figures[i];
     const auto& tf = tf_figures[i];
     const double bytes = static_cast<double>(f.var_bytes_per_call);
     const int w = f.workers;
-    std::cout << ps_row(w, "trivial_per_s", f.trivial.per_second(), "fn/s", f.trivial.per_call_s(),
-                        tf_figure(tf, "trivial_per_s"), std::nullopt)
-              << "\n"
-              << ps_row(w, "trivial_pipelined_per_s", f.trivial_pipelined.per_second(), "fn/s",
-                        f.trivial_pipelined.per_call_s(), tf_figure(tf, "trivial_pipelined_per_s"),
-                        std::nullopt)
-              << "\n"
-              << ps_row(w, "var_per_s", f.var.per_second(), "fn/s", f.var.per_call_s(),
-                        tf_figure(tf, "var_per_s"), std::nullopt)
-              << "\n"
-              << ps_row(w, "var_gb_per_s", f.var.per_second() * bytes / 1e9, "GB/s",
-                        f.var.per_call_s(), tf_figure(tf, "var_gb_per_s"), loopback)
-              << "\n"
-              << ps_row(w, "var_pipelined_per_s", f.var_pipelined.per_second(), "fn/s",
-                        f.var_pipelined.per_call_s(), tf_figure(tf, "var_pipelined_per_s"),
-                        std::nullopt)
-              << "\n"
-              << ps_row(w, "var_pipelined_gb_per_s", f.var_pipelined.per_second() * bytes / 1e9,
-                        "GB/s", f.var_pipelined.per_call_s(),
-                        tf_figure(tf, "var_pipelined_gb_per_s"), loopback)
-              << "\n";
+    // A figure's row: TensorFlow's same figure beside it, and for GB/s the loopback limit.
+    auto row = [&](const char* figure, double value, const char* unit, const Measured& m,
+                   bool against_loopback) {
+      std::cout << ps_row(opts.cluster, w, figure, value, unit, m.per_call_s(),
+                          tf_figure(tf, figure),
+                          against_loopback ? std::optional<double>(loopback) : std::nullopt)
+                << "\n";
+    };
+    row("trivial_per_s", f.trivial.per_second(), "fn/s", f.trivial, false);
+    row("trivial_pipelined_per_s", f.trivial_pipelined.per_second(), "fn/s", f.trivial_pipelined,
+        false);
+    row("var_per_s", f.var.per_second(), "fn/s", f.var, false);
+    row("var_gb_per_s", f.var.per_second() * bytes / 1e9, "GB/s", f.var, true);
+    row("var_pipelined_per_s", f.var_pipelined.per_second(), "fn/s", f.var_pipelined, false);
+    row("var_pipelined_gb_per_s", f.var_pipelined.per_second() * bytes / 1e9, "GB/s",
+        f.var_pipelined, true);
     if (tf) {
       const std::string at = ",workers=" + std::to_string(w);
       targets.push_back(
@@ -721,12 +1040,14 @@ int run(const Options& opts, int argc, char** argv) {
   }
 
   // The same variable figures in STYLE.md's ROW format (bytes = per call,
-  // median_us = per call, limit = loopback TCP).
+  // median_us = per call, limit = loopback TCP); transport in-process (memory
+  // copies) or tcp-processes, TensorFlow's grpc-<cluster>.
+  const std::string transport = processes ? "tcp-processes" : "in-process";
   std::cout << troupe::bench::row_columns() << "\n";
   for (std::size_t i = 0; i < troupe_figures.size(); ++i) {
     const auto& f = troupe_figures[i];
     for (const auto* m : {&f.var, &f.var_pipelined}) {
-      troupe::bench::Row row{"troupe",        m == &f.var ? "in-process" : "in-process-pipelined",
+      troupe::bench::Row row{"troupe",        m == &f.var ? transport : transport + "-pipelined",
                              f.workers,       f.var_bytes_per_call,
                              m->per_call_s(), 1,
                              loopback};
@@ -735,8 +1056,8 @@ int run(const Options& opts, int argc, char** argv) {
     if (const auto& tf = tf_figures[i]) {
       for (const char* name : {"var_per_s", "var_pipelined_per_s"}) {
         troupe::bench::Row row{"tensorflow",
-                               name == std::string("var_per_s") ? "grpc-in-process"
-                                                                : "grpc-in-process-pipelined",
+                               "grpc-" + opts.cluster
+                                 + (name == std::string("var_per_s") ? "" : "-pipelined"),
                                f.workers,
                                f.var_bytes_per_call,
                                1 / tf->at(name),
@@ -760,24 +1081,26 @@ int run(const Options& opts, int argc, char** argv) {
 } // namespace
 
 int main(int argc, char** argv) {
+  std::string who = "ps_throughput";
   try {
     const auto opts = parse(argc, argv);
-    if (opts.cluster == "processes") {
-      // TODO(issue 15): the cross-process figures — a chief driving worker and
-      // ps processes started by troupe-launch (rt.serve() runs them).
-      std::cerr
-        << "ps_throughput: --cluster processes is not yet available: this bench measures a "
-           "LocalCluster only so far; use --cluster in-process\n";
-      return 2;
+    if (opts.task) {
+      if (const char* task = std::getenv("TROUPE_TASK_NAME"))
+        who += std::string(" (") + task + ")";
+      return run_task(opts);
     }
     return run(opts, argc, argv);
   } catch (const VerificationError& e) {
     std::cout.flush();
-    std::cerr << "ps_throughput: VERIFICATION FAILED: " << e.message << "\n";
+    std::cerr << who << ": VERIFICATION FAILED: " << e.message << "\n";
+    return 1;
+  } catch (const ClusterRunError& e) {
+    std::cout.flush();
+    std::cerr << who << ": " << e.message << "\n";
     return 1;
   } catch (const std::exception& e) {
     std::cout.flush();
-    std::cerr << "ps_throughput: " << e.what() << "\n";
+    std::cerr << who << ": " << e.what() << "\n";
     return 2;
   }
 }

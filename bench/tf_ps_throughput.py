@@ -35,6 +35,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 
@@ -60,8 +61,23 @@ def server_configs(tf, workers):
     return {"worker": worker_config, "ps": ps_config}
 
 
+def exit_with_parent():
+    """A --serve task ends when its coordinator does, even when that one was
+    killed (bench/ps_throughput kills a run that overstays --tf-timeout)."""
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(1)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def serve(args):
-    """One task of --cluster processes: start its server and wait forever."""
+    """One task of --cluster processes: start its server and wait until the
+    coordinator kills it or exits."""
+    exit_with_parent()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import tensorflow as tf
     cluster = json.loads(args.cluster_json)

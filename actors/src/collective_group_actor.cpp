@@ -52,6 +52,28 @@ std::optional<std::string> check_merge_signatures(const auto& pending) {
   return out + ". Every replica must call merge_call with the same argument types.";
 }
 
+// TPUStrategy's all_gather: each replica's shapes, when they are not all the same.
+std::optional<std::string> differing_shapes(const auto& pending) {
+  const auto& first = pending.contributions.front()->request->tensors;
+  bool same = true;
+  for (const auto& c : pending.contributions) {
+    const auto& tensors = c->request->tensors;
+    same = same && tensors.size() == first.size();
+    for (size_t t = 0; same && t < tensors.size(); ++t)
+      same = tensors[t].shape() == first[t].shape();
+  }
+  if (same)
+    return std::nullopt;
+  std::string out;
+  for (const auto& c : pending.contributions) {
+    std::string shapes;
+    for (const auto& t : c->request->tensors)
+      shapes += (shapes.empty() ? "" : ", ") + t.shape().to_string();
+    out += (out.empty() ? "" : ", ") + ("replica " + std::to_string(c->replica) + " sent " + shapes);
+  }
+  return out;
+}
+
 // The text of the exception being handled.
 std::string describe_exception() {
   try {
@@ -244,6 +266,14 @@ void CollectiveGroupActor::complete(const CollectiveKey& key, Pending& pending) 
         reduce(key, pending);
         return;
       case CollectiveKind::all_gather: {
+        if (first.identical_shapes)
+          if (auto differing = differing_shapes(pending)) {
+            fail(key, pending, Errc::invalid_argument,
+                 describe(key) + " failed: TPUStrategy's all_gather needs the same shape on every replica "
+                   "(TPUs need static shapes), but " + *differing
+                   + ": pad the values to one shape, or gather them with MirroredStrategy");
+            return;
+          }
         std::vector<std::vector<Tensor>> inputs;
         for (const auto& c : pending.contributions)
           inputs.push_back(c->request->tensors);

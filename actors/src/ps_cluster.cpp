@@ -9,12 +9,16 @@
 #include <troupe/actors/worker_context.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/core/errors.hpp>
+#include <troupe/core/log.hpp>
 #include <troupe/net/bootstrap/cluster_node.hpp>
+#include <troupe/net/bootstrap/cluster_types.hpp>
+#include <troupe/net/bootstrap/task_joined.hpp>
 #include <troupe/net/bootstrap/task_lost.hpp>
 
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <set>
 
 namespace troupe::internal {
 
@@ -37,6 +41,9 @@ struct PsCluster::LossRouting {
   std::map<std::string, caf::actor> workers; ///< the chief's view: "worker:1" -> its WorkerActor
   std::map<std::string, int> servers;        ///< "ps:0" -> 0
   std::map<std::string, std::string> lost;   ///< member -> why, for a coordinator attached later
+  /// Members lost after they last (re)joined: a rejoined worker whose actor
+  /// lookup answers after its new process was lost too is not added.
+  std::set<std::string> lost_since_join;
   Completion chief_gone;
   bool chief_left = false;
   std::string chief_why;
@@ -80,8 +87,41 @@ PsCluster::PsCluster(RuntimeImpl& runtime, ClusterNode& node, int devices_per_wo
     throw;
   }
   auto routing = routing_;
-  loss_listener_ = runtime_.system().spawn([routing](caf::event_based_actor*) -> caf::behavior {
+  const bool coordinator = is_coordinator();
+  const auto lookup_timeout = std::chrono::duration_cast<caf::timespan>(
+    std::chrono::duration<double>(knobs().cluster_init_timeout_seconds));
+  loss_listener_ = runtime_.system().spawn([routing, coordinator, lookup_timeout](caf::event_based_actor* self) -> caf::behavior {
     return {
+      [=](TaskJoinedMsg& msg) {
+        // A restarted worker process took its task's place: the coordinator
+        // sends it closures again. Its own WorkerContext builds its
+        // per-worker datasets and iterators afresh, on first use.
+        if (!coordinator || msg.task.rfind("worker:", 0) != 0 || !msg.node)
+          return;
+        const auto task = msg.task;
+        self->request(msg.node, lookup_timeout, NodeLookupMsg{published_worker})
+          .then(
+            [routing, task](caf::actor& worker) {
+              std::lock_guard<std::mutex> lock(routing->mutex);
+              // Lost again before its actor was found: the next rejoin brings it back.
+              if (routing->lost_since_join.count(task) != 0)
+                return;
+              routing->lost.erase(task);
+              routing->workers[task] = worker;
+              if (routing->coordinator)
+                caf::anon_send(routing->coordinator,
+                               CoordinatorAddWorkerMsg{worker, task_name("worker", std::stoi(task.substr(7)))});
+              TROUPE_LOG(info, "net") << "the coordinator takes task " << task << " back: its restarted process "
+                                      << "runs scheduled functions again";
+            },
+            [task](caf::error& e) {
+              TROUPE_LOG(warning, "net") << "the coordinator cannot take the rejoined task " << task
+                                         << " back: its worker actor was not found (" << caf::to_string(e)
+                                         << "); it gets no functions";
+            });
+        std::lock_guard<std::mutex> lock(routing->mutex);
+        routing->lost_since_join.erase(task);
+      },
       [routing](TaskLostMsg& msg) {
         std::lock_guard<std::mutex> lock(routing->mutex);
         if (msg.task.rfind("chief:", 0) == 0) {
@@ -92,6 +132,7 @@ PsCluster::PsCluster(RuntimeImpl& runtime, ClusterNode& node, int devices_per_wo
         }
         const std::string why = msg.left ? "it ended (" + msg.why + ")" : msg.why;
         routing->lost[msg.task] = why;
+        routing->lost_since_join.insert(msg.task);
         if (!routing->coordinator)
           return;
         if (auto w = routing->workers.find(msg.task); w != routing->workers.end())
@@ -190,15 +231,20 @@ void PsCluster::attach_coordinator(caf::actor coordinator) {
                                     "has one coordinator at a time: destroy the first one before making another");
   coordinator_ = std::move(coordinator);
   std::map<std::string, std::string> lost;
+  std::map<std::string, caf::actor> current; // across processes: each worker task's latest actor
   if (routing_) {
     std::lock_guard<std::mutex> routing_lock(routing_->mutex);
     routing_->coordinator = coordinator_;
     lost = routing_->lost;
+    current = routing_->workers;
   }
   for (int i = 0; i < static_cast<int>(workers_.size()); ++i) {
     const auto& worker = workers_[static_cast<std::size_t>(i)];
-    if (worker.alive && !lost.count(member("worker", i)))
-      caf::anon_send(coordinator_, CoordinatorAddWorkerMsg{worker.actor, worker.name});
+    const auto task = member("worker", i);
+    const auto latest = current.find(task);
+    if (worker.alive && !lost.count(task))
+      caf::anon_send(coordinator_,
+                     CoordinatorAddWorkerMsg{latest != current.end() ? latest->second : worker.actor, worker.name});
   }
   for (int j = 0; j < shape_.ps; ++j)
     if (auto it = lost.find(member("ps", j)); it != lost.end())

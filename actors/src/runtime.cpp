@@ -65,10 +65,13 @@ DeviceSpec Runtime::resolve_device(std::string_view device) const {
   std::string names;
   for (const auto& d : all)
     names += (names.empty() ? "" : ", ") + d.short_name();
+  const std::string wanted = std::to_string(spec.device_index().value_or(0) + 1);
   std::string fix = spec.is_gpu()
                       ? "this build of troupe runs replicas on CPU devices only; use \"CPU:<n>\""
-                      : "create the Runtime with RuntimeOptions{.logical_cpu_devices = "
-                          + std::to_string(spec.device_index().value_or(0) + 1) + "} or more";
+                      : spec.device_type() == "TPU"
+                          ? "create the Runtime with RuntimeOptions{.logical_tpu_cores = n}, a TPU slice of at least "
+                              + wanted + " cores on this host (emulated on CPU threads)"
+                          : "create the Runtime with RuntimeOptions{.logical_cpu_devices = " + wanted + "} or more";
   fail(Errc::not_found, "device \"" + std::string(device) + "\" does not exist in this runtime "
                           "(devices: " + names + "): " + fix);
 }

@@ -15,23 +15,66 @@
 #include <troupe/actors/agreement_group.hpp>
 #include <troupe/actors/scheduler_config.hpp>
 #include <troupe/core/errors.hpp>
+#include <troupe/core/log.hpp>
 #include <troupe/net/bootstrap/cluster_node.hpp>
 #include <troupe/net/cluster_resolver.hpp>
 
 namespace troupe::internal {
 
-void RuntimeImpl::check_devices(int logical_cpu_devices) {
+namespace {
+
+// A TPU slice's hosts are the cluster's worker tasks (TPUClusterResolver's
+// "worker" job); a task of another job owns no cores.
+int tpu_hosts_of(const ClusterResolver& resolver, int slice_cores) {
+  const auto spec = resolver.cluster_spec();
+  if (slice_cores == 0 || spec.empty())
+    return 1;
+  if (resolver.task_type() != "worker")
+    fail(Errc::invalid_argument, "logical_tpu_cores = " + std::to_string(slice_cores) + " on task "
+                                   + resolver.task_type() + ":" + std::to_string(resolver.task_id())
+                                   + ": a TPU slice's cores belong to the cluster's worker tasks; leave "
+                                   "logical_tpu_cores at 0 on other tasks");
+  return spec.num_tasks("worker");
+}
+
+} // namespace
+
+void RuntimeImpl::check_devices(int logical_cpu_devices, int logical_tpu_cores) {
   if (logical_cpu_devices < 1)
     fail(Errc::invalid_argument, "logical_cpu_devices must be at least 1, got "
                                    + std::to_string(logical_cpu_devices));
+  // The TPU v2/v3 slices: one chip of 1 or 2 cores, then 2, 4, 8, 16 chips.
+  for (const int allowed : {0, 1, 2, 4, 8, 16, 32})
+    if (logical_tpu_cores == allowed)
+      return;
+  fail(Errc::invalid_argument, "logical_tpu_cores must be 0 (no TPU) or a TPU slice's core count 1, 2, 4, 8, 16 "
+                               "or 32, got " + std::to_string(logical_tpu_cores));
+}
+
+void RuntimeImpl::init_tpu_cores(int slice_cores, int hosts) {
+  if (slice_cores == 0)
+    return;
+  if (hosts < 1 || slice_cores % hosts != 0)
+    fail(Errc::invalid_argument, "logical_tpu_cores = " + std::to_string(slice_cores) + " cannot be split over "
+                                   + std::to_string(hosts) + " worker tasks: each host owns the same number of "
+                                   "cores; use a multiple of the worker count");
+  tpu_slice_cores_ = slice_cores;
+  tpu_hosts_ = hosts;
+  const int local = slice_cores / hosts;
+  for (int i = 0; i < local; ++i)
+    devices_.push_back(DeviceSpec::local("TPU", i));
+  TROUPE_LOG(warning, "tpu") << "TPU:0..TPU:" << local - 1 << " are emulated TPU cores (CPU threads laid out as a "
+                             << slice_cores << "-core TPU slice" << (hosts > 1 ? " over " + std::to_string(hosts) + " hosts" : "")
+                             << "); no TPU hardware is used";
 }
 
 RuntimeImpl::RuntimeImpl(const RuntimeOptions& options) : config_(make_config()) {
-  check_devices(options.logical_cpu_devices);
+  check_devices(options.logical_cpu_devices, options.logical_tpu_cores);
   configure_scheduler(*config_, options);
   owned_system_ = std::make_unique<caf::actor_system>(*config_);
   system_ = owned_system_.get();
   init_devices(options.logical_cpu_devices);
+  init_tpu_cores(options.logical_tpu_cores, 1);
 }
 
 RuntimeImpl::RuntimeImpl(const LocalCluster& cluster) : config_(make_config()) {
@@ -61,7 +104,7 @@ RuntimeImpl::RuntimeImpl(std::shared_ptr<const ClusterResolver> resolver, const 
   : config_(make_config()), resolver_(std::move(resolver)) {
   if (!resolver_)
     fail(Errc::invalid_argument, "Runtime: the cluster resolver is null; pass ClusterResolver::from_env()");
-  check_devices(options.logical_cpu_devices);
+  check_devices(options.logical_cpu_devices, options.logical_tpu_cores);
   configure_scheduler(*config_, options);
   const bool multi_task = resolver_->cluster_spec().num_tasks_total() > 1;
   if (multi_task) {
@@ -72,19 +115,24 @@ RuntimeImpl::RuntimeImpl(std::shared_ptr<const ClusterResolver> resolver, const 
   owned_system_ = std::make_unique<caf::actor_system>(*config_);
   system_ = owned_system_.get();
   init_devices(options.logical_cpu_devices);
+  // Checked before the cluster forms; the cores come after, so that their log
+  // line names this task.
+  const int tpu_hosts = tpu_hosts_of(*resolver_, options.logical_tpu_cores);
   if (multi_task) {
     cluster_ = std::make_unique<ClusterNode>(*system_, resolver_);
     // A cluster with parameter servers: this task's part of it.
     if (!cluster_->tasks_of("ps").empty() && cluster_->is_member())
       ps_cluster_ = std::make_unique<PsCluster>(*this, *cluster_, options.logical_cpu_devices);
   }
+  init_tpu_cores(options.logical_tpu_cores, tpu_hosts);
 }
 
 RuntimeImpl::RuntimeImpl(caf::actor_system& system, const RuntimeOptions& options)
   : system_(&system), rng_(0) {
-  check_devices(options.logical_cpu_devices);
+  check_devices(options.logical_cpu_devices, options.logical_tpu_cores);
   coordinator_ = dynamic_cast<caf::scheduler::test_coordinator*>(&system.scheduler());
   init_devices(options.logical_cpu_devices);
+  init_tpu_cores(options.logical_tpu_cores, 1);
 }
 
 RuntimeImpl::~RuntimeImpl() {

@@ -18,7 +18,7 @@ namespace troupe::internal {
 
 RuntimeImpl::RuntimeImpl(const Simulation& simulation)
   : config_(make_config()), rng_(simulation.seed) {
-  check_devices(simulation.logical_cpu_devices);
+  check_devices(simulation.logical_cpu_devices, simulation.logical_tpu_cores);
   config_->set("scheduler.policy", caf::atom("testing"));
   owned_system_ = std::make_unique<caf::actor_system>(*config_);
   system_ = owned_system_.get();
@@ -35,6 +35,7 @@ RuntimeImpl::RuntimeImpl(const Simulation& simulation)
     init_devices(simulation.devices_per_worker);
     start_ps_cluster(simulation.workers, simulation.ps, simulation.devices_per_worker, "Simulation");
   }
+  init_tpu_cores(simulation.logical_tpu_cores, 1);
 }
 
 void RuntimeImpl::step_once() {

@@ -303,11 +303,12 @@ Tensor Tensor::slice(int64_t begin, int64_t end) const {
 
 Tensor Tensor::on_device(const DeviceSpec& device) const {
   require_valid(*this, "on_device");
-  // The bytes live in host memory; tagging them with a GPU would lie about where they are.
-  if (device.device_type() && !device.is_cpu())
+  // The bytes live in host memory; tagging them with a GPU would lie about
+  // where they are. troupe's TPU cores are emulated on the host, so they may.
+  if (device.device_type() && !device.is_cpu() && device.device_type() != "TPU")
     fail(Errc::not_supported, "on_device: " + device.to_string()
                                 + " is not a host device; a Tensor's bytes live in host "
-                                  "memory, so only CPU devices can share them");
+                                  "memory, so only CPU devices (and the emulated TPU cores) can share them");
   return Tensor{buffer_, data_, shape_, dtype_, detail::intern_device(device)};
 }
 

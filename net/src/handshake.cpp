@@ -10,7 +10,21 @@ uint64_t Handshake::hash_token(const std::string& cluster_token) {
   return h;
 }
 
-std::string Handshake::refusal(const PeerClaim& claim, const std::optional<RankHolder>& holder) const {
+bool Handshake::admits_restart(const PeerClaim& claim, const std::optional<RankHolder>& holder, bool formed) const {
+  // Only on the control plane (the claim names its task), only once every
+  // member joined, and only in place of a process that is gone.
+  if (!formed || !holder || !holder->gone || restartable_job_.empty() || claim.task.empty())
+    return false;
+  if (claim.token_hash != token_hash_ || !claim.spec_fingerprint || *claim.spec_fingerprint != spec_fingerprint_)
+    return false;
+  const bool in_range = claim.rank >= 0 && static_cast<size_t>(claim.rank) < task_names_.size();
+  return in_range && claim.rank != rank_ && task_names_[static_cast<size_t>(claim.rank)] == claim.task
+         && claim.task.rfind(restartable_job_ + ":", 0) == 0;
+}
+
+std::string Handshake::refusal(const PeerClaim& claim, const std::optional<RankHolder>& holder, bool formed) const {
+  if (admits_restart(claim, holder, formed))
+    return {};
   const auto& me = task_names_.at(static_cast<size_t>(rank_));
   const bool in_range = claim.rank >= 0 && static_cast<size_t>(claim.rank) < task_names_.size();
   const auto who = claim.task.empty() ? "rank " + std::to_string(claim.rank) : "task " + claim.task;
@@ -23,12 +37,16 @@ std::string Handshake::refusal(const PeerClaim& claim, const std::optional<RankH
   if (claim.rank == rank_ && names_match)
     return "it claims to be " + who + ", which this process is: two processes were started as task " + me
            + " (give every process its own TF_CONFIG task index or rank)";
-  if (holder && claim.rank > rank_ && in_range && names_match) {
+  // A lower rank too where tasks rejoin: a restarted worker dials every member.
+  const bool connects_here = claim.rank > rank_ || (!restartable_job_.empty() && claim.rank != rank_);
+  if (holder && connects_here && in_range && names_match) {
     const auto first = holder->pid != 0 ? "the process with pid " + std::to_string(holder->pid) : "another process";
     if (holder->gone)
       return who + " already joined this cluster as " + first
-             + ", which has since left or been lost; a formed cluster does not take a restarted task back: "
-               "restart every task of the cluster";
+             + ", which has since left or been lost; a formed cluster does not take a restarted task back"
+             + (restartable_job_.empty() ? std::string{}
+                                         : " (only a " + restartable_job_ + " task rejoins, once every task joined)")
+             + ": restart every task of the cluster";
     return who + " is already taken by " + first + ", which joined first: two processes were started as "
            + (claim.task.empty() ? who : claim.task) + " (give every process its own TF_CONFIG task index or rank)";
   }

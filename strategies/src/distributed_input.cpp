@@ -1,4 +1,5 @@
 #include <troupe/strategies/distributed_input.hpp>
+#include <troupe/strategies/static_shape_steps.hpp>
 
 #include <deque>
 #include <random>
@@ -186,10 +187,21 @@ Dataset with_chief_seeds(const Dataset& dataset, uint64_t seed, SeedScope scope,
   return agreed.dataset;
 }
 
+/// `make` itself, or, for a strategy that requires identical shapes
+/// (TPUStrategy), `make`'s steps checked (or padded) to static batch sizes.
+DistributedDataset::StepSourceFactory static_steps_if_required(const StrategyExtended& extended, bool pad,
+                                                               DistributedDataset::StepSourceFactory make) {
+  if (!extended.requires_identical_shapes())
+    return make;
+  return [make = std::move(make), pad]() -> std::unique_ptr<StepSource> {
+    return std::make_unique<StaticShapeSteps>(make(), pad);
+  };
+}
+
 } // namespace
 
 DistributedDataset distribute_dataset(StrategyExtended& extended, const Dataset& dataset,
-                                      const InputOptions& options) {
+                                      const InputOptions& options, bool pad_partial_batches) {
   const int replicas = static_cast<int>(extended.worker_devices().size());
   auto spec = dataset.element_spec();
   for (size_t c = 0; c < spec.components.size(); ++c)
@@ -212,7 +224,9 @@ DistributedDataset distribute_dataset(StrategyExtended& extended, const Dataset&
     const Dataset agreed = with_chief_seeds(dataset, seed, SeedScope::whole_pipeline, "before DATA auto-sharding");
     return DistributedDataset(
       extended.runtime(),
-      [agreed, total, first, replicas] { return std::make_unique<GlobalBatchSource>(agreed, total, first, replicas); },
+      static_steps_if_required(extended, pad_partial_batches, [agreed, total, first, replicas] {
+        return std::make_unique<GlobalBatchSource>(agreed, total, first, replicas);
+      }),
       with_unknown_batch(std::move(spec)), options);
   }
   if (!decision.summary.empty())
@@ -224,12 +238,15 @@ DistributedDataset distribute_dataset(StrategyExtended& extended, const Dataset&
     // end each step, since their streams may differ in length.
     const int total = extended.num_replicas_in_sync();
     return DistributedDataset(
-      extended.runtime(), [sharded, total, replicas] { return std::make_unique<RebatchedSource>(sharded, total, replicas); },
+      extended.runtime(),
+      static_steps_if_required(extended, pad_partial_batches,
+                               [sharded, total, replicas] { return std::make_unique<RebatchedSource>(sharded, total, replicas); }),
       with_unknown_batch(std::move(spec)), options, step_agreement(extended));
   }
   return DistributedDataset(
     extended.runtime(),
-    [sharded, replicas] { return std::make_unique<GlobalBatchSource>(sharded, replicas, 0, replicas); },
+    static_steps_if_required(extended, pad_partial_batches,
+                             [sharded, replicas] { return std::make_unique<GlobalBatchSource>(sharded, replicas, 0, replicas); }),
     with_unknown_batch(std::move(spec)), options);
 }
 
@@ -244,7 +261,8 @@ DistributedDataset distribute_datasets_from_function(StrategyExtended& extended,
   auto spec = dataset.element_spec();
   // Each worker's function may give a dataset of another length.
   return DistributedDataset(
-    extended.runtime(), [dataset, replicas] { return std::make_unique<PerReplicaSource>(dataset, replicas); },
+    extended.runtime(),
+    static_steps_if_required(extended, false, [dataset, replicas] { return std::make_unique<PerReplicaSource>(dataset, replicas); }),
     std::move(spec), options,
     extended.num_workers() > 1 ? step_agreement(extended) : DistributedDataset::StepAgreement{});
 }

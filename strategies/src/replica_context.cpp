@@ -1,6 +1,8 @@
 #include <troupe/strategies/replica_context.hpp>
 
 #include <troupe/actors/replica_handle.hpp>
+#include <troupe/strategies/strategy.hpp>
+#include <troupe/strategies/strategy_extended.hpp>
 
 namespace troupe {
 
@@ -43,11 +45,12 @@ std::vector<Tensor> ReplicaContext::all_gather(const std::vector<Tensor>& values
                                      + "; gather tensors of different ranks with a non-negative axis");
     normalized = n;
   }
-  return collective(static_cast<int>(CollectiveKind::all_gather), ReduceOp::SUM, normalized, values);
+  return collective(static_cast<int>(CollectiveKind::all_gather), ReduceOp::SUM, normalized, values,
+                    strategy_->extended().requires_identical_shapes());
 }
 
 std::vector<Tensor> ReplicaContext::collective(int kind, ReduceOp op, int axis,
-                                               const std::vector<Tensor>& values) {
+                                               const std::vector<Tensor>& values, bool identical_shapes) {
   for (size_t i = 0; i < values.size(); ++i)
     if (!values[i].valid())
       fail(Errc::invalid_argument, std::string(name(static_cast<CollectiveKind>(kind))) + ": value "
@@ -60,6 +63,7 @@ std::vector<Tensor> ReplicaContext::collective(int kind, ReduceOp op, int axis,
   request.op = op;
   request.axis = axis;
   request.tensors = values;
+  request.identical_shapes = identical_shapes;
   return handle_->collective(std::move(request)).tensors;
 }
 

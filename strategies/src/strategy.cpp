@@ -136,6 +136,17 @@ Strategy::distribute_datasets_from_function(const std::function<Dataset(const In
 
 Tensor Strategy::gather(const DistributedValues<Tensor>& value, int axis) {
   detail::require_cross_replica(*this, "gather");
+  if (extended_->requires_identical_shapes()) {
+    bool same = true;
+    std::string shapes;
+    for (size_t r = 0; r < value.size(); ++r) {
+      same = same && value[static_cast<int>(r)].shape() == value[0].shape();
+      shapes += (r == 0 ? "" : ", ") + ("replica " + std::to_string(r) + " has " + value[static_cast<int>(r)].shape().to_string());
+    }
+    if (!same)
+      fail(Errc::invalid_argument, describe() + ".gather needs the same shape on every replica (TPUs need static "
+                                                 "shapes), but " + shapes + ": pad the values to one shape");
+  }
   return extended_->cross_device_ops().gather(value, axis);
 }
 

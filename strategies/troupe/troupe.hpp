@@ -24,6 +24,7 @@
 #include <troupe/net/simple_cluster_resolver.hpp>
 #include <troupe/net/slurm_cluster_resolver.hpp>
 #include <troupe/net/tf_config_cluster_resolver.hpp>
+#include <troupe/net/tpu_cluster_resolver.hpp>
 
 #include <troupe/datasets/auto_shard.hpp>
 #include <troupe/datasets/dataset.hpp>
@@ -44,8 +45,10 @@
 #include <troupe/strategies/closure_codec.hpp>
 #include <troupe/strategies/cluster_coordinator.hpp>
 #include <troupe/strategies/distributed_dataset.hpp>
+#include <troupe/strategies/device_assignment.hpp>
 #include <troupe/strategies/distributed_values.hpp>
 #include <troupe/strategies/mirrored_strategy.hpp>
+#include <troupe/strategies/multi_step_context.hpp>
 #include <troupe/strategies/multi_worker_mirrored_strategy.hpp>
 #include <troupe/strategies/one_device_strategy.hpp>
 #include <troupe/strategies/parameter_server_strategy.hpp>
@@ -56,11 +59,16 @@
 #include <troupe/strategies/remote_value.hpp>
 #include <troupe/strategies/replica_context.hpp>
 #include <troupe/strategies/round_robin_placement.hpp>
+#include <troupe/strategies/run_options.hpp>
 #include <troupe/strategies/shard_layout.hpp>
 #include <troupe/strategies/sharded_variable.hpp>
 #include <troupe/strategies/strategy.hpp>
 #include <troupe/strategies/strategy_extended.hpp>
 #include <troupe/strategies/strategy_scope.hpp>
+#include <troupe/strategies/tpu_extended.hpp>
+#include <troupe/strategies/tpu_strategy.hpp>
+#include <troupe/strategies/tpu_system.hpp>
+#include <troupe/strategies/tpu_topology.hpp>
 #include <troupe/strategies/value_context.hpp>
 #include <troupe/strategies/variable.hpp>
 #include <troupe/strategies/variable_colocation.hpp>

@@ -21,6 +21,8 @@
 //   cluster_probe shuffle                      an unseeded shuffle distributed with DATA sharding
 //   cluster_probe ps_worker_frozen | ps_chief_killed  ParameterServerStrategy faults
 //                                              across processes (ps_fault_scenarios.hpp)
+//   cluster_probe ps_worker_rejoin FILE        a restarted worker (its pid in FILE) runs
+//                                              functions again (ps_fault_scenarios.hpp)
 //   cluster_probe members | ps_lost | ps_frozen  a parameter-server cluster (chief, workers,
 //                                              ps): the members each task sees; ps:0 killed
 //                                              or stopped (ps_cluster_scenarios.hpp)
@@ -452,6 +454,8 @@ int main(int argc, char** argv) {
       return troupe::testing::run_ps_cluster_scenario(rt, scenario);
     if (scenario == "ps_worker_frozen" || scenario == "ps_chief_killed")
       return troupe::testing::run_ps_fault_scenario(rt, scenario);
+    if (scenario == "ps_worker_rejoin" && argc > 2)
+      return troupe::testing::run_ps_fault_scenario(rt, scenario, argv[2]);
     if (scenario == "hold" && argc > 2) {
       // Stays in the cluster while the test starts other processes against it.
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);

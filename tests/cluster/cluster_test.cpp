@@ -46,6 +46,15 @@ std::map<std::string, std::vector<std::string>> probe_lines(const std::string& o
   return lines;
 }
 
+// The "PROBE ..." lines of one process's own output.
+std::vector<std::string> probe_lines_of(const std::string& out) {
+  std::vector<std::string> lines;
+  for (const auto& l : split_lines(out))
+    if (l.rfind("PROBE ", 0) == 0)
+      lines.push_back(l);
+  return lines;
+}
+
 // The wall-clock time in a "PROBE ... at <seconds>" line.
 double time_in(const std::string& line) {
   static const std::regex at(R"( at ([0-9]+\.[0-9]+))");
@@ -512,7 +521,7 @@ TEST_CASE("a task whose peers never start fails after the init timeout naming th
                                     + " within 2s (TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS)"));
   // A component name troupe does not use is said at start, not ignored.
   CHECK_THAT(lonely.err(), Contains("[troupe W task=0 log] TROUPE_LOG_COMPONENTS names \"bogus\", none of troupe's "
-                                    "components (coll, data, kernels, net)"));
+                                    "components (coll, data, kernels, net, tpu)"));
   // While it waits it says so (every quarter of a short init timeout), in lines naming its task.
   CHECK_THAT(lonely.err(), Contains("[troupe W task=worker:1 net] task worker:1 is waiting for task worker:0 at 127.0.0.1:"
                                     + std::to_string(p0) + " to start (") && Contains(" of 2 s, TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS)"));
@@ -689,4 +698,78 @@ TEST_CASE("a killed coordinator ends every worker and parameter server within th
   CHECK_THAT(r.err, Contains("the coordinator chief:0 was lost"));
   // Nobody lingered until the launcher stopped them.
   CHECK_THAT(r.err, !Contains("stopping the tasks still running"));
+}
+
+TEST_CASE("a worker process restarted with its TF_CONFIG rejoins the parameter-server cluster and runs functions "
+          "again",
+          "[cluster][parameter_server]") {
+  const auto addresses = loopback_addresses(free_ports(4));
+  auto tf_config = [&](const std::string& type, int index) {
+    return R"({"cluster": {"chief": [")" + addresses[0] + R"("], "worker": [")" + addresses[1] + R"(", ")"
+           + addresses[2] + R"("], "ps": [")" + addresses[3] + R"("]}, "task": {"type": ")" + type
+           + R"(", "index": )" + std::to_string(index) + "}}";
+  };
+  // The chief waits for the restarted worker's pid in this file.
+  const LeaveFile pid_file("troupe_rejoin");
+  auto start = [&](const std::string& type, int index) {
+    return std::make_unique<TestProcess>(
+      std::vector<std::string>{probe, "ps_worker_rejoin", pid_file.path()},
+      std::map<std::string, std::string>{{"TF_CONFIG", tf_config(type, index)},
+                                         {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "30"},
+                                         {"TROUPE_LOG", "info"},
+                                         {"TROUPE_LOG_COMPONENTS", "net"}});
+  };
+  auto chief = start("chief", 0);
+  auto w0 = start("worker", 0);
+  auto old_w1 = start("worker", 1);
+  auto ps = start("ps", 0);
+  const bool phase1 = chief->read_until([&] { return chief->out().find("PROBE PHASE1") != std::string::npos; },
+                                        std::chrono::seconds(60));
+  INFO(chief->out() << chief->err());
+  REQUIRE(phase1);
+  old_w1->send_signal(SIGKILL);
+  REQUIRE(old_w1->wait(std::chrono::seconds(10)));
+  // Every member saw the first worker:1 go before the new one comes (else it is a duplicate).
+  const std::string gone = "the control connection to task worker:1 (pid " + std::to_string(old_w1->pid()) + ") went down";
+  for (auto* member : {chief.get(), w0.get(), ps.get()}) {
+    const bool noticed = member->read_until([&] { return member->err().find(gone) != std::string::npos; },
+                                            std::chrono::seconds(20));
+    INFO(member->out() << member->err());
+    REQUIRE(noticed);
+  }
+  auto new_w1 = start("worker", 1);
+  const bool joined = new_w1->read_until([&] { return new_w1->out().find("PROBE JOINED") != std::string::npos; },
+                                         std::chrono::seconds(30));
+  INFO(new_w1->out() << new_w1->err());
+  REQUIRE(joined);
+  {
+    const std::string written = pid_file.path() + ".tmp";
+    std::FILE* file = std::fopen(written.c_str(), "w");
+    REQUIRE(file != nullptr);
+    std::fprintf(file, "%d\n", static_cast<int>(new_w1->pid()));
+    std::fclose(file);
+    REQUIRE(std::rename(written.c_str(), pid_file.path().c_str()) == 0);
+  }
+  REQUIRE(chief->wait(std::chrono::seconds(90)));
+  REQUIRE(w0->wait(std::chrono::seconds(30)));
+  REQUIRE(ps->wait(std::chrono::seconds(30)));
+  REQUIRE(new_w1->wait(std::chrono::seconds(30)));
+  INFO(chief->out() << chief->err() << new_w1->out() << new_w1->err() << w0->err() << ps->err());
+  const auto lines = probe_lines_of(chief->out());
+  // The new process ran functions, and every function counted exactly once.
+  CHECK_THAT(find_line(lines, "PROBE REJOINED"), Contains("PROBE REJOINED pid=" + std::to_string(new_w1->pid()) + " ran="));
+  CHECK_THAT(find_line(lines, "PROBE REJOINED"), !Contains(" ran=0 "));
+  const auto result = find_line(lines, "PROBE RESULT");
+  std::smatch m;
+  REQUIRE(std::regex_match(result, m, std::regex(R"(PROBE RESULT w=([0-9]+),([0-9]+) expected=([0-9]+))")));
+  CHECK(m[1] == m[3]);
+  CHECK(m[2] == m[3]);
+  CHECK_THAT(chief->err(), Contains("took task worker:1 back"));
+  CHECK_THAT(new_w1->err(), Contains("task worker:1 rejoined a formed cluster"));
+  CHECK(chief->exit_code() == 0);
+  // Everyone, the restarted worker included, saw the chief leave and ended.
+  CHECK(w0->exit_code() == 0);
+  CHECK(ps->exit_code() == 0);
+  CHECK(new_w1->exit_code() == 0);
+  CHECK_THAT(new_w1->out(), Contains("PROBE SERVE worker:1 returned 0"));
 }

@@ -2,6 +2,11 @@
 
 #include <chrono>
 #include <csignal>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include <unistd.h>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -23,9 +28,80 @@ void print(const std::string& line) {
 
 constexpr int64_t functions = 20;
 
+// The pid a test wrote into `path`, once it did; 0 when `deadline` passes first.
+int64_t wait_for_pid_file(const std::string& path, std::chrono::steady_clock::time_point deadline) {
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in(path);
+    int64_t pid = 0;
+    if (in >> pid && pid > 0)
+      return pid;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10)); // polls a file the test writes
+  }
+  return 0;
+}
+
+// "ps_worker_rejoin": see the header.
+int rejoin_scenario(Runtime& rt, const std::string& pid_file) {
+  ParameterServerStrategy strategy(rt);
+  ClusterCoordinator coordinator(strategy);
+  ShardedVariable w{nullptr};
+  {
+    auto scope = strategy.scope();
+    w = strategy.create_variable(Tensor::zeros({2}, DType::int64), {.name = "w"});
+  }
+  auto step = remote_function("ps_rejoin_step", [&](int64_t) {
+    w.assign_add(Tensor::full({2}, 1.0, DType::int64));
+    return static_cast<int64_t>(::getpid());
+  });
+  const std::string me = rt.task_type() + ":" + std::to_string(rt.task_index());
+  if (rt.task_type() != "chief") {
+    const int status = rt.serve();
+    print("SERVE " + me + " returned " + std::to_string(status) + " at " + std::to_string(wall_seconds()));
+    return status;
+  }
+  int64_t scheduled = 0;
+  auto run_round = [&] {
+    std::vector<RemoteValue<int64_t>> results;
+    for (int i = 0; i < 10; ++i)
+      results.push_back(coordinator.schedule(step, scheduled++));
+    coordinator.join();
+    std::vector<int64_t> pids;
+    for (auto& r : results)
+      pids.push_back(r.fetch());
+    return pids;
+  };
+  auto first = run_round();
+  std::set<int64_t> before(first.begin(), first.end());
+  std::string listed;
+  for (auto pid : before)
+    listed += (listed.empty() ? "" : ",") + std::to_string(pid);
+  print("PHASE1 pids=" + listed);
+  const int64_t restarted = wait_for_pid_file(pid_file, std::chrono::steady_clock::now() + std::chrono::seconds(90));
+  if (restarted == 0) {
+    print("ERROR no restarted worker's pid in " + pid_file);
+    return 5;
+  }
+  // The coordinator adds the rejoined worker asynchronously: rounds until it ran some.
+  int64_t ran = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (ran == 0 && std::chrono::steady_clock::now() < deadline)
+    for (auto pid : run_round())
+      ran += pid == restarted ? 1 : 0;
+  print("REJOINED pid=" + std::to_string(restarted) + " ran=" + std::to_string(ran)
+        + " functions=" + std::to_string(scheduled));
+  const auto value = w.read_value().to_vector<int64_t>();
+  print("RESULT w=" + std::to_string(value[0]) + "," + std::to_string(value[1])
+        + " expected=" + std::to_string(scheduled));
+  if (ran == 0 || before.count(restarted) != 0)
+    return 6;
+  return value[0] == scheduled && value[1] == scheduled ? 0 : 4;
+}
+
 } // namespace
 
-int run_ps_fault_scenario(Runtime& rt, const std::string& scenario) {
+int run_ps_fault_scenario(Runtime& rt, const std::string& scenario, const std::string& argument) {
+  if (scenario == "ps_worker_rejoin")
+    return rejoin_scenario(rt, argument);
   const std::string me = rt.task_type() + ":" + std::to_string(rt.task_index());
   ParameterServerStrategy strategy(rt);
   ClusterCoordinator coordinator(strategy);

@@ -18,7 +18,14 @@ namespace troupe::testing {
 ///   "ps_chief_killed": the chief schedules functions, and once one ran it
 ///     kills itself (SIGKILL); every worker and ps task prints "PROBE SERVE
 ///     <task> returned <status> at <time>" when serve() returns.
+///   "ps_worker_rejoin" <file>: scheduled functions each add 1 to a variable
+///     and return their process's pid. The chief runs 10 ("PROBE PHASE1
+///     pids=..."), then waits (up to 90 s) for <file> to hold the pid of a
+///     restarted worker process, and schedules rounds of 10 until one runs
+///     there ("PROBE REJOINED pid=<pid> ran=<n> functions=<total>") and the
+///     variable equals the number of functions ("PROBE RESULT w=... expected=...").
 /// Returns the exit status (0: the task saw what the scenario expects).
-int run_ps_fault_scenario(Runtime& rt, const std::string& scenario);
+/// `argument`: the scenario's argument (the file of "ps_worker_rejoin").
+int run_ps_fault_scenario(Runtime& rt, const std::string& scenario, const std::string& argument = {});
 
 } // namespace troupe::testing

@@ -218,7 +218,7 @@ TEST_CASE("TROUPE_LOG_COMPONENTS names that are none of troupe's components get 
   CHECK(troupe::unknown_log_components_warning("coll, net,data,kernels").empty());
   const auto warning = troupe::unknown_log_components_warning("coll,bogus,nett");
   CHECK(warning.find("TROUPE_LOG_COMPONENTS names \"bogus\", \"nett\", none of troupe's components "
-                     "(coll, data, kernels, net)") == 0);
+                     "(coll, data, kernels, net, tpu)") == 0);
 }
 
 TEST_CASE("TROUPE_LOG evaluates its stream only when the line is enabled", "[core][config][log]") {

@@ -54,3 +54,33 @@ TEST_CASE("the handshake names the holder of a taken rank, a restarted task and 
   CHECK_FALSE(worker1.dooms_the_cluster(PeerClaim{0, "worker:0", Handshake::hash_token("other"), 42}, std::nullopt));
   CHECK_FALSE(worker1.dooms_the_cluster(worker2, std::nullopt));
 }
+
+TEST_CASE("the handshake of a formed parameter-server cluster admits a restarted worker only", "[net][handshake]") {
+  const auto token = Handshake::hash_token("secret");
+  const std::vector<std::string> members = {"chief:0", "worker:0", "worker:1", "ps:0"};
+  Handshake ps0(3, members, token, 42);
+  ps0.admit_restarted("worker");
+  const PeerClaim worker1{2, "worker:1", token, 42};
+  const RankHolder gone{1234, true};
+  // A lower rank too: the restarted worker dials every member itself.
+  CHECK(ps0.admits_restart(worker1, gone, true));
+  CHECK(ps0.refusal(worker1, gone, true).empty());
+  // Not before the cluster formed, not in place of a live process, not as the chief.
+  CHECK_FALSE(ps0.admits_restart(worker1, gone, false));
+  CHECK_THAT(ps0.refusal(worker1, RankHolder{1234, false}, true), Contains("is already taken by the process with pid 1234"));
+  CHECK_FALSE(ps0.admits_restart(PeerClaim{0, "chief:0", token, 42}, gone, true));
+  CHECK_FALSE(ps0.refusal(PeerClaim{0, "chief:0", token, 42}, gone, true).empty());
+  // Nor with another token, another spec, or on the data plane (rank only).
+  CHECK_FALSE(ps0.admits_restart(PeerClaim{2, "worker:1", Handshake::hash_token("other"), 42}, gone, true));
+  CHECK_FALSE(ps0.admits_restart(PeerClaim{2, "worker:1", token, 41}, gone, true));
+  CHECK_FALSE(ps0.admits_restart(PeerClaim{2, "", token, std::nullopt}, gone, true));
+  // A restarted ps task is refused with the message that says why.
+  Handshake chief(0, members, token, 42);
+  chief.admit_restarted("worker");
+  CHECK_THAT(chief.refusal(PeerClaim{3, "ps:0", token, 42}, gone, true),
+             Contains("a formed cluster does not take a restarted task back"));
+  CHECK(chief.refusal(PeerClaim{3, "ps:0", token, 42}, gone, true).find("restart every task") != std::string::npos);
+  // Without admit_restarted (no parameter servers) a restarted worker is refused as before.
+  const Handshake plain(0, members, token, 42);
+  CHECK_THAT(plain.refusal(worker1, gone, true), Contains("does not take a restarted task back"));
+}

@@ -32,12 +32,12 @@ struct Node {
   caf::actor node;
   std::vector<caf::actor> peers;
 
-  Node(int me, const caf::actor& data_plane_of) {
+  Node(int me, const caf::actor& data_plane_of, std::string restartable_job = {}) {
     add_cluster_types(cfg);
     sys.emplace(cfg);
     HelloMsg hello{me, members[static_cast<size_t>(me)], 42, 7, 0, 1, "127.0.0.1", caf::actor{}};
     node = sys->spawn<NodeActor>(NodeSetup{hello, members, {"h:1", "h:2", "h:3", "h:4"}, 3, data_plane_of,
-                                           std::chrono::steady_clock::now(), 60});
+                                           std::chrono::steady_clock::now(), 60, std::move(restartable_job)});
     for (int r = 0; r < static_cast<int>(members.size()); ++r) {
       auto peer = sys->spawn([]() -> caf::behavior { return {[](int) {}}; });
       peers.push_back(peer);
@@ -157,4 +157,64 @@ TEST_CASE("a node lookup message round-trips through CAF's binary serializer", "
   caf::binary_deserializer source(sys, bytes);
   REQUIRE_FALSE(source(out));
   CHECK(out.name == "parameter_server");
+}
+
+TEST_CASE("a worker's node in a formed parameter-server cluster takes a restarted worker back and watches it by its "
+          "control connection",
+          "[net][node]") {
+  caf::actor_system_config plane_cfg;
+  caf::actor_system plane_sys{plane_cfg};
+  caf::scoped_actor plane{plane_sys}; // stands in for the data plane
+  Node worker(1, caf::actor_cast<caf::actor>(plane), "worker");
+  caf::scoped_actor watcher{*worker.sys};
+  caf::anon_send(worker.node, NodeWatchMsg{caf::actor_cast<caf::actor>(watcher)});
+  plane->receive([](const LinkRegisterMsg&) {}, caf::after(10s) >> [] { FAIL("the node did not register"); });
+
+  // worker:1 dies; its data connection has not decided yet.
+  caf::anon_send_exit(worker.peers[2], caf::exit_reason::kill);
+  plane->receive([&](const PeerLostMsg& hint) { CHECK(hint.rank == 2); },
+                 caf::after(10s) >> [] { FAIL("no hint to the data plane"); });
+  // Its restarted process says hello: taken back, and told so.
+  auto restarted = worker.sys->spawn([]() -> caf::behavior { return {[](int) {}}; });
+  worker.peers.push_back(restarted);
+  caf::scoped_actor edge{*worker.sys};
+  bool rejoined = false;
+  edge->request(worker.node, 10s, HelloMsg{2, "worker:1", 42, 7, 0, 999, "127.0.0.1", restarted})
+    .receive([&](const HelloMsg& reply) { rejoined = reply.rejoined; },
+             [&](caf::error& e) { FAIL("the restarted worker was refused: " << worker.sys->render(e)); });
+  CHECK(rejoined);
+  // The watchers hear the old process's verdict first, then the rejoin with the new node.
+  auto verdict = next_verdict(watcher);
+  CHECK(verdict.task == "worker:1");
+  CHECK_FALSE(verdict.left);
+  watcher->receive([&](const TaskJoinedMsg& joined) {
+    CHECK(joined.task == "worker:1");
+    CHECK(joined.node == restarted);
+  }, caf::after(10s) >> [] { FAIL("no TaskJoinedMsg"); });
+  // A second process as worker:1 while the restarted one lives is a duplicate.
+  edge->request(worker.node, 10s, HelloMsg{2, "worker:1", 42, 7, 0, 1000, "127.0.0.1", restarted})
+    .receive([&](const HelloMsg&) { FAIL("a duplicate of a live task was taken"); },
+             [&](caf::error& e) { CHECK_THAT(worker.sys->render(e), Contains("already taken by the process with pid 999")); });
+  // The data plane's late verdict concerns the old process: dropped. The
+  // restarted process (no data plane) is decided by its control connection.
+  caf::anon_send(worker.node, PeerLostMsg{2, "its data connection closed", false});
+  caf::anon_send_exit(restarted, caf::exit_reason::kill);
+  verdict = next_verdict(watcher);
+  CHECK(verdict.task == "worker:1");
+  CHECK_THAT(verdict.why, Contains("its control connection went down"));
+}
+
+TEST_CASE("a node refuses a restarted task in a cluster without parameter servers",
+          "[net][node]") {
+  Node ps(0, caf::actor{}); // the chief, with no restartable job: a cluster whose tasks all run collectives
+  caf::scoped_actor watcher{*ps.sys};
+  caf::anon_send(ps.node, NodeWatchMsg{caf::actor_cast<caf::actor>(watcher)});
+  caf::anon_send_exit(ps.peers[2], caf::exit_reason::kill);
+  CHECK(next_verdict(watcher).task == "worker:1");
+  caf::scoped_actor edge{*ps.sys};
+  edge->request(ps.node, 10s, HelloMsg{2, "worker:1", 42, 7, 0, 999, "127.0.0.1", ps.peers[0]})
+    .receive([&](const HelloMsg&) { FAIL("a restarted task was taken back"); },
+             [&](caf::error& e) {
+               CHECK_THAT(ps.sys->render(e), Contains("a formed cluster does not take a restarted task back"));
+             });
 }

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <support/scoped_env.hpp>
+
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -16,35 +18,12 @@ using troupe::TFConfigClusterResolver;
 
 namespace {
 
+using troupe::testing::ScopedEnv;
+
 // TensorFlow's own example.
 const char* const seed_config =
   R"({"cluster": {"worker": ["localhost:12345", "localhost:23456"], "ps": ["localhost:34567"]}, )"
   R"("task": {"type": "worker", "index": 0}})";
-
-/// Sets (or unsets, for nullopt) an environment variable until destroyed.
-class ScopedEnv {
-public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name))
-      old_ = old;
-    if (value)
-      ::setenv(name, value->c_str(), 1);
-    else
-      ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
-private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 /// The message of the Error(invalid_argument) that `fn` throws.
 template <class Fn>

@@ -1,7 +1,7 @@
-# Runs PROGRAM as 2 workers under LAUNCHER and fails unless each worker's own
-# lines (its "[worker:K] " prefix removed) equal EXPECTED, where @TASK_ID@
-# stands for K.
-execute_process(COMMAND ${LAUNCHER} --workers 2 --timeout-seconds 100 -- ${PROGRAM}
+# Runs PROGRAM (with the optional list ARGS) as 2 workers under LAUNCHER and
+# fails unless each worker's own lines (its "[worker:K] " prefix removed)
+# equal EXPECTED, where @TASK_ID@ stands for K.
+execute_process(COMMAND ${LAUNCHER} --workers 2 --timeout-seconds 100 -- ${PROGRAM} ${ARGS}
                 OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 110)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "troupe-launch exited with ${rc}:\n${out}\n${err}")

@@ -23,6 +23,9 @@ struct CollectiveRequest {
   ReduceOp op = ReduceOp::SUM;
   int axis = 0;
   std::vector<Tensor> tensors;
+  /// all_gather only: every replica must send the same shapes (TPUStrategy),
+  /// not just shapes that differ only along the axis.
+  bool identical_shapes = false;
   MergeValue merge_args;   ///< merge_call only
   MergeFunction merge_fn;  ///< merge_call only
   /// merge_call only: the type of (arguments, result), which every replica must share.

@@ -22,6 +22,11 @@ struct RuntimeOptions {
   /// Number of logical CPU devices "CPU:0".."CPU:n-1" (like
   /// tf.config.set_logical_device_configuration); replicas on them share host memory.
   int logical_cpu_devices = 1;
+  /// Emulated TPU cores of the slice (0: none; 1, 2, 4, 8, 16 or 32, the TPU
+  /// v2/v3 slice shapes with 2 cores per chip): devices "TPU:0".."TPU:k-1",
+  /// backed by CPU threads, where k is this host's share (all of them in one
+  /// process; cores / worker tasks in a TF_CONFIG cluster). See TPUStrategy.
+  int logical_tpu_cores = 0;
   /// Scheduler threads; 0 = one per hardware core.
   int threads = 0;
 };
@@ -51,6 +56,8 @@ struct Simulation {
   /// A parameter-server cluster's devices per worker (as LocalCluster's).
   int devices_per_worker = 1;
   int logical_cpu_devices = 1;
+  /// Emulated TPU cores, as RuntimeOptions::logical_tpu_cores.
+  int logical_tpu_cores = 0;
 };
 
 /// The actor system that strategies run on, and the devices it offers.
@@ -115,7 +122,7 @@ public:
   /// Error(failed_precondition) on the coordinator or outside such a cluster.
   int serve();
 
-  /// The local devices: "CPU:0".."CPU:n-1".
+  /// The local devices: "CPU:0".."CPU:n-1", then the emulated "TPU:0".."TPU:k-1".
   [[nodiscard]] const std::vector<DeviceSpec>& devices() const noexcept;
 
   /// Parses `device` and checks that this runtime has it; the error names the

@@ -3,7 +3,9 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <caf/actor_system.hpp>
@@ -42,6 +44,14 @@ public:
   [[nodiscard]] caf::actor_system& system() noexcept { return *system_; }
   [[nodiscard]] bool simulation() const noexcept { return coordinator_ != nullptr; }
   [[nodiscard]] const std::vector<DeviceSpec>& devices() const noexcept { return devices_; }
+  /// The emulated TPU slice's cores over all hosts (0: none); this host has
+  /// tpu_slice_cores() / tpu_hosts() of them.
+  [[nodiscard]] int tpu_slice_cores() const noexcept { return tpu_slice_cores_; }
+  [[nodiscard]] int tpu_hosts() const noexcept { return tpu_hosts_; }
+  /// The serialized Topology that initialize_tpu_system recorded (TensorFlow's
+  /// TopologyProto bytes); unset until the TPU system is initialized.
+  [[nodiscard]] const std::optional<std::string>& tpu_topology() const noexcept { return tpu_topology_; }
+  void set_tpu_topology(std::optional<std::string> serialized) { tpu_topology_ = std::move(serialized); }
 
   /// Cluster mode: the resolver this process was started with (null otherwise).
   [[nodiscard]] const std::shared_ptr<const ClusterResolver>& resolver() const noexcept { return resolver_; }
@@ -90,11 +100,14 @@ public:
   [[nodiscard]] uint64_t steps() const noexcept { return steps_; }
 
 private:
-  static void check_devices(int logical_cpu_devices);
+  static void check_devices(int logical_cpu_devices, int logical_tpu_cores = 0);
   static void check_ps_cluster_shape(int workers, int ps, int devices_per_worker, const char* mode);
   /// Checks a parameter-server cluster's shape and spawns its tasks.
   void start_ps_cluster(int workers, int ps, int devices_per_worker, const char* mode);
   void init_devices(int logical_cpu_devices);
+  /// Adds this host's share of a slice of `slice_cores` emulated TPU cores,
+  /// split evenly over `hosts` (the worker tasks of a TF_CONFIG cluster).
+  void init_tpu_cores(int slice_cores, int hosts);
   /// Simulation: runs one actor, picked by the seeded generator.
   void step_once();
   /// Simulation: steps until `done`, or fails with Errc::deadlock.
@@ -106,6 +119,9 @@ private:
   caf::scheduler::test_coordinator* coordinator_ = nullptr;
   std::mt19937_64 rng_;
   std::vector<DeviceSpec> devices_;
+  int tpu_slice_cores_ = 0;
+  int tpu_hosts_ = 1;
+  std::optional<std::string> tpu_topology_;
   static constexpr uint64_t local_group_ids_start = uint64_t{1} << 32;
   uint64_t group_ids_ = 0;
   uint64_t cluster_group_ids_ = 0;

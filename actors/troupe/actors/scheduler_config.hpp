@@ -23,7 +23,8 @@ namespace troupe::internal {
 /// Threads and idle polling of the threaded modes (RuntimeOptions.threads, TROUPE_IDLE_POLLS).
 void configure_scheduler(caf::actor_system_config& cfg, const RuntimeOptions& options);
 
-/// A cluster task's scheduler: sharing, and its host's cores split among the tasks there.
+/// A cluster task's scheduler: sharing, its host's cores split among the tasks
+/// there, and remote messages deserialized on CAF's I/O thread (no BASP workers).
 void configure_cluster_scheduler(caf::actor_system_config& cfg, const RuntimeOptions& options,
                                  const ClusterResolver& resolver);
 

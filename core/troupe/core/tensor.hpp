@@ -109,7 +109,8 @@ public:
   [[nodiscard]] Tensor reshape(const Shape& shape) const;
   /// Rows [begin, end) along axis 0, sharing the buffer.
   [[nodiscard]] Tensor slice(int64_t begin, int64_t end) const;
-  /// The same bytes tagged with another host device (CPU devices share memory).
+  /// The same bytes tagged with another host device (CPU devices and the
+  /// emulated TPU cores share host memory); a GPU is Error(not_supported).
   [[nodiscard]] Tensor on_device(const DeviceSpec& device) const;
   /// Elements converted to `dtype` (a copy; the same handle when dtype matches).
   /// Floats to integers truncate toward zero, NaN becomes 0 and values beyond

@@ -127,8 +127,12 @@ void ClusterNode::join() {
   // 2. The node actor answers hellos on the task's own address.
   HelloMsg hello{member_index_, me, spec.fingerprint(), Handshake::hash_token(k.cluster_token), data_port,
                  static_cast<int32_t>(::getpid()), bind_host.empty() ? my_address.host : bind_host, caf::actor{}};
-  node_ = system_.spawn<NodeActor>(
-    NodeSetup{hello, names, addresses, participants, data_plane_, join_started, k.cluster_init_timeout_seconds});
+  // A parameter-server coordinator goes on with the workers it has, so a
+  // restarted worker process may join again; in a cluster without ps tasks
+  // every task is part of every collective and none rejoins.
+  const std::string restartable_job = members_.tasks_of("ps").empty() ? "" : "worker";
+  node_ = system_.spawn<NodeActor>(NodeSetup{hello, names, addresses, participants, data_plane_, join_started,
+                                             k.cluster_init_timeout_seconds, restartable_job});
   hello.node = node_;
   nodes_[member_index_] = node_;
   auto published = system_.middleman().publish(node_, my_address.port, bind_host.empty() ? nullptr : bind_host.c_str(), true);
@@ -138,11 +142,19 @@ void ClusterNode::join() {
                                       + "; is another process using that port (a second process started as task "
                                       + me + "?), or is the address not this host's?");
 
-  // 3. Reach every member of lower index, retrying while it starts.
+  // 3. Reach every member of lower index, retrying while it starts. When
+  //    the first one answers that the cluster formed and took this process
+  //    back (a restarted worker of a parameter-server cluster), nobody will
+  //    dial it: it reaches every member itself, and skips steps 4 and 5.
   std::vector<DataPlanePeer> peers;
   const auto progress_every = join_progress_interval(k.cluster_init_timeout_seconds);
   auto next_progress = join_started + progress_every;
-  for (int r = 0; r < member_index_; ++r) {
+  bool rejoined = false;
+  for (int r = 0; r < static_cast<int>(names.size()); ++r) {
+    if (r == member_index_)
+      continue;
+    if (r > member_index_ && !rejoined)
+      break;
     const auto& address = addresses[static_cast<size_t>(r)];
     const auto target = parse_task_address(address);
     std::string last_error;
@@ -165,6 +177,10 @@ void ClusterNode::join() {
                 refusal = "the process at " + address + " is task " + reply.task + ", not " + names[static_cast<size_t>(r)];
               if (participates() && r < participants)
                 peers.push_back({r, target.host, reply.data_port});
+              if (reply.rejoined && !rejoined && refusal.empty()) {
+                rejoined = true;
+                anon_send(node_, NodeRejoinedMsg{});
+              }
               nodes_[r] = *remote;
               anon_send(node_, NodePeerMsg{*remote, reply});
               done = refusal.empty();
@@ -195,6 +211,17 @@ void ClusterNode::join() {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100)); // the peer is still starting: retry
     }
+  }
+
+  if (rejoined) {
+    // A parameter-server cluster runs no collectives: the rejoined worker
+    // needs no data plane, and its control connections decide losses.
+    if (data_plane_)
+      caf::anon_send_exit(data_plane_, caf::exit_reason::user_shutdown);
+    data_plane_ = nullptr;
+    TROUPE_LOG(info, "net") << "task " << me << " rejoined a formed cluster of " << names.size()
+                            << " tasks in place of its earlier process";
+    return;
   }
 
   // 4. Wait for the members of higher index to say hello.

@@ -35,6 +35,12 @@ std::string join_progress(std::chrono::steady_clock::time_point join_started, do
 NodeActor::NodeActor(caf::actor_config& cfg, NodeSetup setup)
   : caf::event_based_actor(cfg), setup_(std::move(setup)),
     handshake_(setup_.me.rank, setup_.task_names, setup_.me.token_hash, setup_.me.spec_fingerprint) {
+  if (!setup_.restartable_job.empty())
+    handshake_.admit_restarted(setup_.restartable_job);
+}
+
+bool NodeActor::control_decides(int rank) const {
+  return !setup_.data_plane || rank >= setup_.participants || rejoined_.count(rank) != 0;
 }
 
 caf::behavior NodeActor::make_behavior() {
@@ -50,16 +56,24 @@ caf::behavior NodeActor::make_behavior() {
                             << ") went down";
     const auto why = "its control connection went down (" + to_string(msg.reason)
                      + "): the process died, froze or became unreachable";
-    if (setup_.data_plane && rank < setup_.participants)
-      send(setup_.data_plane, PeerLostMsg{rank, why}); // a hint: the data connection decides
-    else
+    if (control_decides(rank))
       decide(rank, why, msg.reason == caf::exit_reason::user_shutdown);
+    else
+      send(setup_.data_plane, PeerLostMsg{rank, why}); // a hint: the data connection decides
   });
   // The data plane's verdicts on chief and worker tasks come as to a collective group.
   if (setup_.data_plane)
     send(setup_.data_plane, LinkRegisterMsg{loss_watch_group_id, caf::actor_cast<caf::actor>(this)});
   return {
-    [this](const PeerLostMsg& msg) { decide(msg.rank, msg.why, msg.left); },
+    [this](const PeerLostMsg& msg) {
+      // The data plane never saw a rejoined process: its verdict is on the old one.
+      if (rejoined_.count(msg.rank) == 0)
+        decide(msg.rank, msg.why, msg.left);
+    },
+    [this](const NodeRejoinedMsg&) {
+      setup_.data_plane = nullptr;
+      formed_ = true;
+    },
     [](const LinkFrameMsg&) {
       // No task sends frames to the loss-watch group; a stray one carries nothing for it.
     },
@@ -135,7 +149,7 @@ caf::result<HelloMsg> NodeActor::on_hello(const HelloMsg& hello) {
   const auto who = "\"" + hello.task + "\" (pid " + std::to_string(hello.pid) + ")";
   PeerClaim claim{hello.rank, hello.task, hello.token_hash, hello.spec_fingerprint};
   const auto holder = holder_of(hello.rank);
-  const auto refusal = handshake_.refusal(claim, holder);
+  const auto refusal = handshake_.refusal(claim, holder, formed_);
   if (!refusal.empty()) {
     TROUPE_LOG(error, "net") << "task " << setup_.me.task << " refused the process presenting itself as " << who
                              << ": " << refusal;
@@ -150,10 +164,33 @@ caf::result<HelloMsg> NodeActor::on_hello(const HelloMsg& hello) {
     return caf::make_error(Errc::invalid_argument,
                            "task " + setup_.me.task + " refused this process: " + refusal);
   }
-  add_peer(hello.node, hello);
   auto me = setup_.me;
   me.node = this;
+  if (handshake_.admits_restart(claim, holder, formed_)) {
+    take_back(hello);
+    me.rejoined = true;
+    return me;
+  }
+  add_peer(hello.node, hello);
   return me;
+}
+
+void NodeActor::take_back(const HelloMsg& hello) {
+  const int rank = hello.rank;
+  const auto& task = setup_.task_names[static_cast<size_t>(rank)];
+  // The old process's verdict comes first, if its data connection has not
+  // given it yet; from now on the control connection decides for this rank.
+  if (verdicts_.count(rank) == 0)
+    decide(rank, "its control connection went down: the process died, froze or became unreachable, and a new "
+                 "process took its place", false);
+  rejoined_.insert(rank);
+  verdicts_.erase(rank);
+  gone_.erase(rank);
+  TROUPE_LOG(info, "net") << "task " << setup_.me.task << " took task " << task << " back: its process was restarted"
+                          << " (pid " << peers_[rank].pid << " before, " << hello.pid << " now)";
+  add_peer(hello.node, hello);
+  for (const auto& watcher : watchers_)
+    send(watcher, TaskJoinedMsg{task, hello.node});
 }
 
 void NodeActor::add_peer(const caf::actor& peer, const HelloMsg& hello) {
@@ -177,7 +214,7 @@ void NodeActor::decide(int rank, std::string why, bool left) {
   if (!fresh)
     return;
   // The data plane logs its own verdicts; the control plane's are logged here.
-  if (!setup_.data_plane || rank >= setup_.participants) {
+  if (control_decides(rank)) {
     if (left)
       TROUPE_LOG(info, "net") << "task " << task << " left the cluster";
     else
@@ -232,6 +269,7 @@ void NodeActor::fail_waiting(Errc code, const std::string& why) {
 void NodeActor::check_complete() {
   if (peers_.size() + 1 < setup_.task_names.size())
     return;
+  formed_ = true;
   std::vector<HelloMsg> all;
   for (const auto& [rank, hello] : peers_)
     all.push_back(hello);

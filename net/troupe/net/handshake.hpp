@@ -24,7 +24,10 @@ struct RankHolder {
 
 /// The one place that decides whether a connecting process may join this
 /// task: same cluster token, same cluster spec, and a rank that connects to
-/// this one (only higher ranks do) and is not taken yet.
+/// this one (only higher ranks do) and is not taken yet. One exception: once
+/// the cluster formed, a task of the job named by admit_restarted() whose
+/// earlier process left or was lost may join again, from any rank (it dials
+/// every member itself, since the others formed already).
 class Handshake {
 public:
   Handshake(int rank, std::vector<std::string> task_names, uint64_t token_hash, uint64_t spec_fingerprint)
@@ -35,7 +38,19 @@ public:
 
   /// Empty when `claim` may join; otherwise why not, for the log and the refused process.
   /// `holder`: the process that joined as that rank before, if any.
-  [[nodiscard]] std::string refusal(const PeerClaim& claim, const std::optional<RankHolder>& holder) const;
+  /// `formed`: this task has seen every member join (a restart is taken back only then).
+  [[nodiscard]] std::string refusal(const PeerClaim& claim, const std::optional<RankHolder>& holder,
+                                    bool formed = false) const;
+
+  /// Whether refusal() admits `claim` as a restarted process of a task whose
+  /// earlier process is gone (the members then treat it as rejoining).
+  [[nodiscard]] bool admits_restart(const PeerClaim& claim, const std::optional<RankHolder>& holder,
+                                    bool formed) const;
+
+  /// Tasks of `job` ("worker" in a cluster with parameter servers, whose
+  /// coordinator goes on with the workers it has) may rejoin a formed cluster
+  /// after their process left or was lost; other tasks never do.
+  void admit_restarted(std::string job) { restartable_job_ = std::move(job); }
 
   /// As above; `taken`: some process (unknown which) joined as that rank.
   [[nodiscard]] std::string refusal(const PeerClaim& claim, bool taken) const {
@@ -56,6 +71,7 @@ private:
   std::vector<std::string> task_names_;
   uint64_t token_hash_;
   uint64_t spec_fingerprint_;
+  std::string restartable_job_; ///< empty: no task rejoins
 };
 
 } // namespace troupe::internal

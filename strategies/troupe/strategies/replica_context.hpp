@@ -75,7 +75,7 @@ private:
   using ErasedMerge = std::function<Erased(const std::vector<Erased>&)>;
 
   [[nodiscard]] std::vector<Tensor> collective(int kind, ReduceOp op, int axis,
-                                               const std::vector<Tensor>& values);
+                                              const std::vector<Tensor>& values, bool identical_shapes = false);
   [[nodiscard]] Erased merge_call_erased(Erased args, ErasedMerge merge, const std::type_info& signature);
   /// Every replica gets replica 0's `values` (of the first worker across
   /// workers): how a multi-worker strategy gives every worker the chief's

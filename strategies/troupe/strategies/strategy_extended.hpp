@@ -60,6 +60,9 @@ public:
   /// Refuses Strategy::create_variable where this strategy makes its
   /// variables another way (ParameterServerStrategy: on the servers).
   virtual void check_variable_creation() const {}
+  /// TPUStrategy's rule: all_gather and gather need the same shape on every
+  /// replica, and distributed datasets give static batches.
+  [[nodiscard]] virtual bool requires_identical_shapes() const { return false; }
 
   // -- agreement across workers -----------------------------------------------------
 

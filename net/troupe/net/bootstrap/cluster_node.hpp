@@ -10,6 +10,7 @@
 #include <caf/timespan.hpp>
 
 #include <troupe/net/bootstrap/cluster_members.hpp>
+#include <troupe/net/bootstrap/task_joined.hpp>
 #include <troupe/net/bootstrap/task_lost.hpp>
 #include <troupe/net/cluster_resolver.hpp>
 
@@ -36,7 +37,11 @@ namespace troupe::internal {
 /// remote_actor (retrying until TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS),
 /// exchanges hellos (same cluster spec, same TROUPE_CLUSTER_TOKEN, else the
 /// refusing task names the difference), waits for the members of higher index
-/// to do the same, then (chief and workers) connects the data plane. Errors
+/// to do the same, then (chief and workers) connects the data plane. In a
+/// cluster with parameter servers, a worker process restarted after the
+/// cluster formed is taken back in place of its lost one: the first member it
+/// reaches says so (HelloMsg::rejoined), and it then reaches every member
+/// itself and has no data plane (link() is null; no collectives run there). Errors
 /// name the tasks that never came and what to check. The destructor says bye
 /// to the other tasks (so that they see a normal exit, not a lost peer) and
 /// waits, bounded, for the last bytes to leave.
@@ -92,6 +97,10 @@ public:
   /// `listener` receives a TaskLostMsg for every member that is lost or leaves
   /// from now on, and at once for those already decided; each member once.
   /// These are the failure detector's verdicts (TROUPE_PEER_TIMEOUT_SECONDS).
+  /// A worker of a parameter-server cluster that rejoins after its verdict
+  /// (a restarted process) comes as a TaskJoinedMsg, carrying its new node
+  /// actor; its next loss comes as a TaskLostMsg again. node_of() and
+  /// lookup() keep the node each member joined with first.
   /// Does nothing on a task that is no member.
   void watch_losses(const caf::actor& listener);
 

@@ -31,12 +31,16 @@ struct HelloMsg {
   int32_t pid = 0;
   std::string host;          ///< where the sender's data plane listens
   caf::actor node;           ///< the sender's node actor, which the receiver monitors
+  /// In a reply: the cluster had formed and took the asking process back as a
+  /// restart of its task (Handshake::admits_restart); it then dials every
+  /// member itself, since none will dial it.
+  bool rejoined = false;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, HelloMsg& x) {
   return f(caf::meta::type_name("troupe::HelloMsg"), x.rank, x.task, x.spec_fingerprint, x.token_hash,
-           x.data_port, x.pid, x.host, x.node);
+           x.data_port, x.pid, x.host, x.node, x.rejoined);
 }
 
 /// Task -> the node actor of another task (request): the actor published

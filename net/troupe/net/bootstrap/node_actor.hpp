@@ -13,6 +13,7 @@
 
 #include <troupe/net/bootstrap/cluster_types.hpp>
 #include <troupe/core/errors.hpp>
+#include <troupe/net/bootstrap/task_joined.hpp>
 #include <troupe/net/bootstrap/task_lost.hpp>
 #include <troupe/net/handshake.hpp>
 
@@ -47,6 +48,11 @@ struct NodeWatchMsg {
   caf::actor listener;
 };
 
+/// Edge -> node: this process rejoined a formed cluster (a reply said
+/// HelloMsg::rejoined). It has no data plane, so the control connections
+/// decide every member's loss, and the cluster counts as formed.
+struct NodeRejoinedMsg {};
+
 /// Edge -> node: answer NodeLookupMsg{name} with `actor` (a null actor
 /// withdraws the name).
 struct NodePublishMsg {
@@ -68,6 +74,9 @@ struct NodeSetup {
   caf::actor data_plane;               ///< told when a peer is lost; null on a parameter server
   std::chrono::steady_clock::time_point join_started;
   double init_timeout_seconds = 120;   ///< TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS
+  /// The job whose tasks may rejoin once the cluster formed ("worker" in a
+  /// cluster with parameter servers); empty: none (Handshake::admit_restarted).
+  std::string restartable_job;
 };
 
 /// How often a task waiting for its peers says which ones it still waits
@@ -104,6 +113,12 @@ struct NodeSetup {
 /// as that task with other settings, so the right one is not coming. A second
 /// process as a task that already joined (a duplicate, or a restart after the
 /// first died) is refused and named; the cluster goes on with the first.
+/// The exception: in a formed cluster with parameter servers, a worker whose
+/// process left or was lost is taken back. The node then settles the old
+/// process's verdict (TaskLostMsg) if the data plane has not yet, tells the
+/// watchers TaskJoinedMsg, and decides the new process's loss by the control
+/// connection (it has no data plane; the data plane's later verdicts on that
+/// rank concern the old process and are dropped).
 class NodeActor final : public caf::event_based_actor {
 public:
   NodeActor(caf::actor_config& cfg, NodeSetup setup);
@@ -114,6 +129,9 @@ public:
 
 private:
   caf::result<HelloMsg> on_hello(const HelloMsg& hello);
+  void take_back(const HelloMsg& hello);
+  /// Whether the control connection (not the data plane) decides `rank`'s loss.
+  [[nodiscard]] bool control_decides(int rank) const;
   void add_peer(const caf::actor& peer, const HelloMsg& hello);
   void check_complete();
   void fail_waiting(Errc code, const std::string& why);
@@ -128,6 +146,8 @@ private:
   std::set<int> gone_; ///< ranks whose control connection went down
   std::string doomed_; ///< why the cluster cannot form; empty while it can
   bool progress_scheduled_ = false;
+  bool formed_ = false;     ///< every member joined (a restarted worker is taken back only then)
+  std::set<int> rejoined_;  ///< ranks whose process was restarted and taken back: no data plane
   std::map<caf::actor_addr, int> rank_of_;
   std::vector<caf::response_promise> waiting_;
   /// Processes refused at the handshake, for the error that names missing tasks.
@@ -148,3 +168,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeProgressMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeDoomedMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeWatchMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodePublishMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeRejoinedMsg)
