@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -259,6 +260,28 @@ PipedChild spawn_piped(std::vector<std::string> args, bool merge_stderr, const s
     throw std::runtime_error("cannot start " + args.front() + ": " + std::strerror(rc) + " (" + fix + ")");
   }
   return {pid, fds[0]};
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.starts_with("model name")) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos)
+        return line.substr(line.find_first_not_of(" \t", colon + 1));
+    }
+  return "unknown CPU";
+}
+
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  double one = 0, five = 0, fifteen = 0;
+  if (!(in >> one >> five >> fifteen))
+    return "load unknown";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "load %.2f %.2f %.2f", one, five, fifteen);
+  return buf;
 }
 
 } // namespace troupe::bench

@@ -113,6 +113,13 @@ inline void do_not_optimize(const T& value) {
 /// list of float32 buffer sizes ("4K,1M"), each a positive multiple of 4 bytes.
 void add_float32_sizes_option(CLI::App& app, std::vector<std::size_t>& sizes);
 
+/// The CPU's model name from /proc/cpuinfo ("unknown CPU" when absent).
+[[nodiscard]] std::string cpu_model();
+
+/// "load 3.10 2.90 2.70": other work on a shared machine slows every hand-off
+/// between threads, so each bench prints it beside its figures.
+[[nodiscard]] std::string load_average();
+
 /// A child process whose standard output (and, when asked, standard error)
 /// this process reads from `out_fd`.
 struct PipedChild {

@@ -79,6 +79,8 @@ namespace {
 
 using troupe::Tensor;
 using troupe::bench::Clock;
+using troupe::bench::cpu_model;
+using troupe::bench::load_average;
 using troupe::bench::seconds_between;
 
 // -- options ---------------------------------------------------------------------
@@ -202,30 +204,7 @@ Options parse(int argc, char** argv) {
   return opts;
 }
 
-// -- the machine and the command line --------------------------------------------------
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.starts_with("model name")) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos)
-        return line.substr(line.find_first_not_of(" \t", colon + 1));
-    }
-  return "unknown CPU";
-}
-
-// "load 3.10 2.90 2.70": other work on a shared machine slows every hand-off between threads.
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  double one = 0, five = 0, fifteen = 0;
-  if (!(in >> one >> five >> fifteen))
-    return "load unknown";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "load %.2f %.2f %.2f", one, five, fifteen);
-  return buf;
-}
+// -- the command line ------------------------------------------------------------------
 
 std::string command_line(int argc, char** argv) {
   std::string out;

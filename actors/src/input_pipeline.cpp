@@ -36,22 +36,37 @@ InputPipeline::~InputPipeline() {
 }
 
 std::optional<std::vector<Element>> InputPipeline::next() {
+  auto steps = next_steps(1);
+  if (steps.empty())
+    return std::nullopt;
+  return std::move(steps.front());
+}
+
+std::vector<std::vector<Element>> InputPipeline::next_steps(std::size_t n) {
   if (!impl_->actor) {
     if (impl_->inline_error)
       std::rethrow_exception(impl_->inline_error);
+    std::vector<std::vector<Element>> steps;
     try {
-      return impl_->inline_source->next_step();
+      while (steps.size() < n)
+        if (auto step = impl_->inline_source->next_step())
+          steps.push_back(std::move(*step));
+        else
+          break;
     } catch (...) {
       impl_->inline_error = std::current_exception();
-      throw;
+      if (steps.empty())
+        throw;
     }
+    return steps;
   }
   auto slot = std::make_shared<FetchSlot>();
+  slot->wanted = n;
   caf::anon_send(impl_->actor, InputFetchMsg{slot});
-  impl_->runtime->wait(slot->done, "the next step of a distributed dataset");
+  impl_->runtime->wait(slot->done, "the next steps of a distributed dataset");
   if (slot->error)
     std::rethrow_exception(slot->error);
-  return std::move(slot->step);
+  return std::move(slot->steps);
 }
 
 } // namespace troupe::internal

@@ -1,5 +1,7 @@
 #include <troupe/actors/input_pipeline_actor.hpp>
 
+#include <algorithm>
+
 #include <caf/all.hpp>
 
 namespace troupe::internal {
@@ -27,19 +29,25 @@ void InputPipelineActor::schedule_fill() {
   send(this, InputFillMsg{});
 }
 
+bool InputPipelineActor::can_answer(const FetchSlot& slot) const {
+  return ready_.size() >= slot.wanted || ended_ || error_;
+}
+
 void InputPipelineActor::answer(FetchSlot& slot) {
-  if (!ready_.empty()) {
-    slot.step = std::move(ready_.front());
+  while (!ready_.empty() && slot.steps.size() < slot.wanted) {
+    slot.steps.push_back(std::move(ready_.front()));
     ready_.pop_front();
-  } else if (error_) {
-    slot.error = error_;
   }
-  // Otherwise the data has ended: the slot stays empty.
+  // The steps before a pipeline error come first; the error with the next fetch.
+  if (slot.steps.empty() && error_)
+    slot.error = error_;
+  // Otherwise the data has ended: the slot holds what was left, maybe nothing.
   slot.done.set();
 }
 
 void InputPipelineActor::on_fetch(std::shared_ptr<FetchSlot> slot) {
-  if (!ready_.empty() || ended_ || error_)
+  buffer_steps_ = std::max(buffer_steps_, slot->wanted);
+  if (waiting_.empty() && can_answer(*slot))
     answer(*slot);
   else
     waiting_.push_back(std::move(slot));
@@ -56,7 +64,7 @@ void InputPipelineActor::on_fill() {
   } catch (...) {
     error_ = std::current_exception();
   }
-  while (!waiting_.empty() && (!ready_.empty() || ended_ || error_)) {
+  while (!waiting_.empty() && can_answer(*waiting_.front())) {
     answer(*waiting_.front());
     waiting_.pop_front();
   }

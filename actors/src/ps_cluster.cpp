@@ -202,7 +202,7 @@ PsCluster::~PsCluster() {
     runtime_.wait(*done, "a worker of the parameter-server cluster to stop");
   for (auto& worker : workers_)
     if (worker.context)
-      worker.context->clear_resources();
+      worker.context->shut_down();
   runtime_.drain();
 }
 

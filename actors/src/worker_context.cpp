@@ -100,12 +100,16 @@ uint64_t WorkerContext::register_resource(std::type_index type, ResourceBuilder 
   return all.builders.size();
 }
 
-void WorkerContext::clear_resources() noexcept {
+void WorkerContext::shut_down() noexcept {
   std::map<uint64_t, std::shared_ptr<void>> dropped;
+  caf::actor stager;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     dropped.swap(resources_);
+    stager.swap(stager_);
   }
+  if (stager)
+    caf::anon_send_exit(stager, caf::exit_reason::user_shutdown);
 }
 
 std::shared_ptr<void> WorkerContext::resource(uint64_t id, std::type_index type, const char* type_name) {

@@ -3,7 +3,9 @@
 // (troupe-launch --workers 2 -- train_fashion_mnist --replicas 2: two worker
 // processes of two replicas each; worker 0 writes the outputs), or
 // asynchronous training with ParameterServerStrategy (--strategy ps,
-// ps_training.cpp).
+// ps_training.cpp), or TPUStrategy on emulated TPU cores (--strategy tpu
+// --tpu-cores 8 --steps-per-run 10: the same step, steps_per_run steps per
+// host round trip).
 //
 // An MLP 784-256-128-10 (ReLU, softmax cross-entropy) written on troupe
 // tensors, trained with Adam (or SGD with momentum) over --replicas logical
@@ -47,6 +49,42 @@ double accuracy(const train::Mlp& model, const Split& split) {
   return train::accuracy_of(weights, split);
 }
 
+/// One training step on this replica, shared by the mirrored and the TPU
+/// loops: the packed all-reduce of the gradients, then the optimizer update.
+train::StepResult train_one_step(const train::Mlp& model, train::Optimizer& optimizer, const troupe::Element& batch) {
+  auto result = model.train_step(batch[0], batch[1]);
+  optimizer.apply(result.gradients);
+  return result;
+}
+
+/// One epoch's sums over the steps: the all-reduced sums are the same on every
+/// replica, so one replica's count for all; the times are the slowest replica's.
+struct EpochTotals {
+  double loss_sum = 0, correct = 0, examples = 0, compute_seconds = 0, communication_seconds = 0;
+
+  void add(const train::StepResult& r) {
+    loss_sum += r.loss_sum;
+    correct += r.correct;
+    examples += r.examples;
+    compute_seconds += r.compute_seconds;
+    communication_seconds += r.communication_seconds;
+  }
+  /// Adds the steps that `per_replica` (one total per replica) summed.
+  void add_slowest(const std::vector<EpochTotals>& per_replica) {
+    const auto& first = per_replica.front();
+    loss_sum += first.loss_sum;
+    correct += first.correct;
+    examples += first.examples;
+    double compute = 0, communication = 0;
+    for (const auto& each : per_replica) {
+      compute = std::max(compute, each.compute_seconds);
+      communication = std::max(communication, each.communication_seconds);
+    }
+    compute_seconds += compute;
+    communication_seconds += communication;
+  }
+};
+
 /// FNV-1a over the bytes of every weight: equal runs print equal fingerprints.
 uint64_t fingerprint(const std::vector<troupe::Variable>& variables) {
   uint64_t hash = 1469598103934665603ull;
@@ -72,8 +110,17 @@ int run(const train::Options& opts) {
 
   const auto resolver = troupe::ClusterResolver::from_env();
   const bool multi_worker = resolver->cluster_spec().num_tasks_total() > 1;
+  const bool tpu = opts.strategy == "tpu";
+  if (tpu && multi_worker)
+    throw std::invalid_argument("--strategy tpu runs in one process, but TF_CONFIG names a cluster of "
+                                + std::to_string(resolver->cluster_spec().num_tasks_total())
+                                + " tasks: run it without troupe-launch (or unset TF_CONFIG)");
   std::unique_ptr<troupe::Runtime> rt;
-  if (opts.simulate)
+  if (tpu && opts.simulate)
+    rt = std::make_unique<troupe::Runtime>(troupe::Simulation{.seed = opts.seed, .logical_tpu_cores = opts.tpu_cores});
+  else if (tpu)
+    rt = std::make_unique<troupe::Runtime>(troupe::RuntimeOptions{.logical_tpu_cores = opts.tpu_cores});
+  else if (opts.simulate)
     rt = std::make_unique<troupe::Runtime>(troupe::Simulation{.seed = opts.seed, .logical_cpu_devices = opts.replicas});
   else if (multi_worker)
     rt = std::make_unique<troupe::Runtime>(resolver, troupe::RuntimeOptions{.logical_cpu_devices = opts.replicas});
@@ -83,7 +130,14 @@ int run(const train::Options& opts) {
   for (int i = 0; i < opts.replicas; ++i)
     devices.push_back("CPU:" + std::to_string(i));
   std::unique_ptr<troupe::Strategy> strategy_owner;
-  if (multi_worker)
+  troupe::TPUStrategy* tpu_strategy = nullptr;
+  if (tpu) {
+    troupe::TPUClusterResolver tpu_resolver("local"); // the strategy keeps a copy
+    troupe::initialize_tpu_system(*rt, tpu_resolver);
+    auto owner = std::make_unique<troupe::TPUStrategy>(*rt, tpu_resolver, opts.steps_per_run);
+    tpu_strategy = owner.get();
+    strategy_owner = std::move(owner);
+  } else if (multi_worker)
     strategy_owner = std::make_unique<troupe::MultiWorkerMirroredStrategy>(*rt, troupe::CommunicationOptions{}, devices);
   else
     strategy_owner = std::make_unique<troupe::MirroredStrategy>(*rt, devices);
@@ -108,7 +162,14 @@ int run(const train::Options& opts) {
   const int first_replica = strategy.extended().worker_index() * opts.replicas;
 
   train::Mlp model(strategy, opts.seed);
-  const int64_t steps_per_epoch = (train_examples + opts.global_batch - 1) / opts.global_batch;
+  // TPU steps have static shapes: the last partial batch is dropped.
+  const int64_t steps_per_epoch =
+    tpu ? train_examples / opts.global_batch : (train_examples + opts.global_batch - 1) / opts.global_batch;
+  if (steps_per_epoch == 0)
+    throw std::invalid_argument("--batch " + std::to_string(opts.global_batch) + " is larger than the "
+                                + std::to_string(train_examples)
+                                + " training examples: --strategy tpu drops a partial batch, so an epoch would "
+                                  "have no step; pass a smaller --batch or a larger --limit");
   train::Optimizer optimizer(strategy, model.variables(), opts.optimizer, opts.learning_rate, opts.momentum,
                              steps_per_epoch * opts.epochs);
   troupe::Variable epochs_done = [&] {
@@ -139,7 +200,11 @@ int run(const train::Options& opts) {
     }
   }
   std::cout << "training an MLP 784-256-128-10 on " << train_examples << " Fashion-MNIST images with "
-            << strategy.describe() << ", global batch " << opts.global_batch << ", " << opts.optimizer
+            << strategy.describe();
+  if (tpu)
+    std::cout << " on " << opts.tpu_cores << " emulated TPU cores (CPU threads, not TPU hardware), "
+              << opts.steps_per_run << " steps per host round trip";
+  std::cout << ", global batch " << opts.global_batch << ", " << opts.optimizer
             << " (learning rate " << opts.learning_rate << ", cosine decay), seed " << opts.seed << "\n";
 
   const int last_epoch = opts.stop_after > 0 ? std::min(opts.epochs, first_epoch + opts.stop_after) : opts.epochs;
@@ -147,44 +212,66 @@ int run(const train::Options& opts) {
     // The epoch's own shuffle seed: a resumed run sees the same order as an uninterrupted one.
     auto dataset = troupe::Dataset::from_tensor_slices(troupe::Element::tuple({train_split.images, train_split.labels}))
                      .shuffle(train_examples, opts.seed * 1000003 + static_cast<uint64_t>(epoch), false)
-                     .batch(opts.global_batch);
+                     .batch(opts.global_batch, /*drop_remainder=*/tpu);
     auto dist = strategy.experimental_distribute_dataset(dataset);
-    train::ProgressBar bar(epoch + 1, opts.epochs, train_examples, !opts.quiet && chief);
+    // The examples the epoch trains on (TPU: without the dropped partial batch).
+    const int64_t epoch_examples = tpu ? steps_per_epoch * opts.global_batch : train_examples;
+    train::ProgressBar bar(epoch + 1, opts.epochs, epoch_examples, !opts.quiet && chief);
     train::EpochMetrics metrics;
     metrics.epoch = epoch + 1;
-    double loss_sum = 0, correct = 0, examples = 0;
-    std::vector<train::StepResult> results(static_cast<size_t>(opts.replicas));
+    EpochTotals totals;
+    uint64_t round_trips = 0;
     const auto start = Clock::now();
-    for (const auto& step : dist) {
-      strategy.run([&](const troupe::Element& batch) {
-        auto& ctx = troupe::get_replica_context();
-        auto result = model.train_step(batch[0], batch[1]);
-        optimizer.apply(result.gradients);
-        results[static_cast<size_t>(ctx.replica_id_in_sync_group() - first_replica)] = std::move(result);
-      }, step);
-      const auto& r = results.front(); // the all-reduced sums are the same on every replica
-      loss_sum += r.loss_sum;
-      correct += r.correct;
-      examples += r.examples;
-      double compute = 0, communication = 0;
-      for (const auto& each : results) {
-        compute = std::max(compute, each.compute_seconds);
-        communication = std::max(communication, each.communication_seconds);
+    if (tpu) {
+      // steps_per_run steps per host round trip; each replica sums its steps'
+      // results, read by the host once the round trip is back.
+      auto& extended = tpu_strategy->extended();
+      const auto trips_before = extended.host_round_trips();
+      troupe::DistributedIterator iterator(dist);
+      for (;;) {
+        std::vector<EpochTotals> per_replica(static_cast<size_t>(opts.replicas));
+        const auto round_trip = extended.experimental_run_steps_on_iterator(
+          [&](troupe::MultiStepContext&, const troupe::Element& batch) {
+            const auto replica = troupe::get_replica_context().replica_id_in_sync_group() - first_replica;
+            per_replica[static_cast<size_t>(replica)].add(train_one_step(model, optimizer, batch));
+          },
+          iterator);
+        if (round_trip.steps_run() == 0)
+          break;
+        totals.add_slowest(per_replica);
+        bar.update(static_cast<int64_t>(per_replica.front().examples), totals.loss_sum / totals.examples);
       }
-      metrics.compute_seconds += compute;
-      metrics.communication_seconds += communication;
-      bar.update(static_cast<int64_t>(r.examples), loss_sum / examples);
+      round_trips = extended.host_round_trips() - trips_before;
+    } else {
+      std::vector<EpochTotals> per_replica(static_cast<size_t>(opts.replicas));
+      for (const auto& step : dist) {
+        for (auto& each : per_replica)
+          each = {};
+        strategy.run([&](const troupe::Element& batch) {
+          const auto replica = troupe::get_replica_context().replica_id_in_sync_group() - first_replica;
+          per_replica[static_cast<size_t>(replica)].add(train_one_step(model, optimizer, batch));
+        }, step);
+        totals.add_slowest(per_replica);
+        bar.update(static_cast<int64_t>(per_replica.front().examples), totals.loss_sum / totals.examples);
+      }
     }
     bar.finish();
     metrics.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    metrics.train_loss = loss_sum / examples;
-    metrics.train_accuracy = correct / examples;
+    metrics.train_loss = totals.loss_sum / totals.examples;
+    metrics.train_accuracy = totals.correct / totals.examples;
+    metrics.compute_seconds = totals.compute_seconds;
+    metrics.communication_seconds = totals.communication_seconds;
     metrics.test_accuracy = accuracy(model, test_split);
     history.push_back(metrics);
     std::printf("epoch %d/%d: train loss %.4f, train accuracy %.4f, test accuracy %.4f, %.2f s "
-                "(per step, summed: compute %.2f s, all-reduce %.2f s), %.0f examples/s\n",
+                "(per step, summed: compute %.2f s, all-reduce %.2f s), %.0f examples/s",
                 metrics.epoch, opts.epochs, metrics.train_loss, metrics.train_accuracy, metrics.test_accuracy,
-                metrics.seconds, metrics.compute_seconds, metrics.communication_seconds, examples / metrics.seconds);
+                metrics.seconds, metrics.compute_seconds, metrics.communication_seconds,
+                totals.examples / metrics.seconds);
+    if (tpu)
+      std::printf(", %llu host round trips for %lld steps", static_cast<unsigned long long>(round_trips),
+                  static_cast<long long>(steps_per_epoch));
+    std::printf("\n");
     std::fflush(stdout);
     if (!checkpoint_path.empty()) {
       epochs_done.assign(Tensor(static_cast<int64_t>(epoch + 1)));

@@ -45,21 +45,27 @@ void add_number(CLI::App& app, const std::string& flag, T& target, T min, T max,
 
 Options parse_options(int argc, const char* const* argv) {
   Options opts;
-  CLI::App app("Data-parallel training of an MLP on Fashion-MNIST with MirroredStrategy, or asynchronous "
-               "training with ParameterServerStrategy.",
+  CLI::App app("Data-parallel training of an MLP on Fashion-MNIST with MirroredStrategy or TPUStrategy (on "
+               "emulated TPU cores), or asynchronous training with ParameterServerStrategy.",
                "train_fashion_mnist");
   // Repeating an option is no error: the last value counts.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--strategy", opts.strategy,
                  "mirrored (default: synchronous, all-reduce) or ps (asynchronous: each step is a function "
-                 "scheduled on one worker, the weights sharded over parameter servers)")
-    ->check(CLI::IsMember({"mirrored", "ps"}))
+                 "scheduled on one worker, the weights sharded over parameter servers) or tpu (synchronous, "
+                 "TPUStrategy on --tpu-cores emulated TPU cores, --steps-per-run steps per host round trip)")
+    ->check(CLI::IsMember({"mirrored", "ps", "tpu"}))
     ->type_name("NAME");
   add_number(app, "--replicas", opts.replicas, 1, 64,
              "replicas (logical CPU devices) of MirroredStrategy (default 4); with --strategy ps the "
              "devices of each worker (default 1)");
   add_number(app, "--workers", opts.workers, 1, 64, "--strategy ps: worker tasks (default 2)");
   add_number(app, "--ps", opts.ps, 1, 64, "--strategy ps: parameter-server tasks (default 2)");
+  add_number(app, "--tpu-cores", opts.tpu_cores, 1, 32,
+             "--strategy tpu: cores of the emulated TPU slice, one replica each: 1, 2, 4, 8, 16 or 32 "
+             "(default 8)");
+  add_number(app, "--steps-per-run", opts.steps_per_run, 1, 100000,
+             "--strategy tpu: training steps the host hands the cores per round trip (default 10)");
   add_number(app, "--epochs", opts.epochs, 1, 1000,
              "passes over the 60000 training images (default 5)");
   add_number(app, "--seed", opts.seed, uint64_t{0}, UINT64_MAX,
@@ -116,8 +122,29 @@ Options parse_options(int argc, const char* const* argv) {
   } else {
     for (const char* flag : {"--workers", "--ps"})
       if (app.count(flag) > 0)
-        throw std::invalid_argument(std::string(flag) + " applies to --strategy ps only; with --strategy "
-                                    "mirrored use --replicas (or troupe-launch --workers for processes)");
+        throw std::invalid_argument(std::string(flag) + " applies to --strategy ps only; with --strategy " + opts.strategy
+                                    + (opts.strategy == "tpu" ? " use --tpu-cores (one replica per core)"
+                                                              : " use --replicas (or troupe-launch --workers for processes)"));
+  }
+  if (opts.strategy == "tpu") {
+    if (app.count("--replicas") > 0)
+      throw std::invalid_argument("--replicas does not apply to --strategy tpu: each of the --tpu-cores cores is one "
+                                  "replica; pass --tpu-cores instead");
+    if (opts.tpu_cores != 1 && opts.tpu_cores != 2 && opts.tpu_cores != 4 && opts.tpu_cores != 8
+        && opts.tpu_cores != 16 && opts.tpu_cores != 32)
+      throw std::invalid_argument("--tpu-cores " + std::to_string(opts.tpu_cores)
+                                  + " is not a TPU slice size: pass 1, 2, 4, 8, 16 or 32");
+    // A TPU step has a static shape: every replica takes the same share.
+    if (opts.global_batch % opts.tpu_cores != 0)
+      throw std::invalid_argument("--batch " + std::to_string(opts.global_batch) + " is not divisible by --tpu-cores "
+                                  + std::to_string(opts.tpu_cores)
+                                  + ": TPU replicas need equal static batches; pass a multiple of "
+                                  + std::to_string(opts.tpu_cores));
+    opts.replicas = opts.tpu_cores;
+  } else {
+    for (const char* flag : {"--tpu-cores", "--steps-per-run"})
+      if (app.count(flag) > 0)
+        throw std::invalid_argument(std::string(flag) + " applies to --strategy tpu only; pass --strategy tpu");
   }
   // Known before training, not after the last epoch.
   check_writable_dir("--out", opts.out_dir);

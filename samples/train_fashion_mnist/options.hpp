@@ -7,10 +7,12 @@ namespace train {
 
 /// The training job's command line.
 struct Options {
-  std::string strategy = "mirrored"; ///< "mirrored" (synchronous) or "ps" (asynchronous, parameter servers)
-  int replicas = 4;                  ///< mirrored: replicas; ps: devices per worker (default 1 there)
+  std::string strategy = "mirrored"; ///< "mirrored" (synchronous), "ps" (asynchronous, parameter servers) or "tpu"
+  int replicas = 4;                  ///< mirrored: replicas; ps: devices per worker (default 1 there); tpu: --tpu-cores
   int workers = 2;                   ///< ps: worker tasks of the LocalCluster
   int ps = 2;                        ///< ps: parameter-server tasks of the LocalCluster
+  int tpu_cores = 8;                 ///< tpu: emulated TPU cores of the slice, one replica each
+  int steps_per_run = 10;            ///< tpu: steps the host hands the cores per round trip
   int epochs = 5;
   uint64_t seed = 1;
   int64_t global_batch = 256;

@@ -163,6 +163,17 @@ DeviceAssignment::DeviceAssignment(Topology topology, std::vector<int> values, s
   }
 }
 
+DeviceAssignment DeviceAssignment::build(const Topology& topology, std::initializer_list<int> computation_shape,
+                                         std::initializer_list<int> computation_stride, int num_replicas,
+                                         DeviceOrderMode mode) {
+  const auto none_if_empty = [](std::initializer_list<int> values) -> std::optional<std::vector<int>> {
+    if (values.size() == 0)
+      return std::nullopt;
+    return std::vector<int>(values);
+  };
+  return build(topology, none_if_empty(computation_shape), none_if_empty(computation_stride), num_replicas, mode);
+}
+
 DeviceAssignment DeviceAssignment::build(const Topology& topology, std::optional<std::vector<int>> computation_shape,
                                          std::optional<std::vector<int>> computation_stride, int num_replicas,
                                          DeviceOrderMode mode) {

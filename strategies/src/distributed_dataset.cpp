@@ -69,6 +69,28 @@ std::optional<PerReplica<Element>> DistributedDataset::Iterator::get_next_as_opt
   return std::nullopt;
 }
 
+std::vector<PerReplica<Element>> DistributedDataset::Iterator::get_next_steps(int n) {
+  if (!pipeline_)
+    fail(Errc::failed_precondition, "this distributed iterator is empty: get one with begin() of a "
+                                    "DistributedDataset");
+  if (n < 1)
+    fail(Errc::invalid_argument, "get_next_steps: n must be at least 1, got " + std::to_string(n));
+  std::vector<PerReplica<Element>> steps;
+  if (agreement_.any_worker_has_data) {
+    // The workers agree on the end step by step.
+    while (static_cast<int>(steps.size()) < n)
+      if (auto step = get_next_as_optional())
+        steps.push_back(std::move(*step));
+      else
+        break;
+    return steps;
+  }
+  // The pipeline remembers its end and its error (given after the steps before it).
+  for (auto& step : pipeline_->next_steps(static_cast<std::size_t>(n)))
+    steps.emplace_back(std::move(step));
+  return steps;
+}
+
 PerReplica<Element> DistributedDataset::Iterator::get_next() {
   if (auto step = get_next_as_optional())
     return std::move(*step);

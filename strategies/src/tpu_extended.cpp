@@ -131,19 +131,15 @@ std::vector<PerReplica<Element>> TPUExtended::take_steps(DistributedIterator& it
   if (iterations < 1)
     fail(Errc::invalid_argument, std::string("TPUStrategy.extended.") + method + ": iterations must be at least 1, got "
                                    + std::to_string(iterations));
-  std::vector<PerReplica<Element>> steps;
-  steps.reserve(static_cast<size_t>(iterations));
-  for (int i = 0; i < iterations; ++i) {
-    auto step = iterator.get_next_as_optional();
-    if (!step)
-      break;
-    if (static_cast<int>(step->size()) != static_cast<int>(devices_.size()))
+  // All n steps' inputs in one request to the input actor, which keeps the
+  // next n ready while the cores run these.
+  auto steps = iterator.get_next_steps(iterations);
+  for (const auto& step : steps)
+    if (static_cast<int>(step.size()) != static_cast<int>(devices_.size()))
       fail(Errc::invalid_argument, std::string("TPUStrategy.extended.") + method + ": the iterator gives "
-                                     + std::to_string(step->size()) + " replicas' inputs per step, but this host has "
+                                     + std::to_string(step.size()) + " replicas' inputs per step, but this host has "
                                      + std::to_string(devices_.size())
                                      + " replicas: iterate a dataset distributed by this strategy");
-    steps.push_back(std::move(*step));
-  }
   return steps;
 }
 

@@ -413,10 +413,11 @@ std::shared_ptr<detail::VariableState> new_variable_state(Strategy& strategy, co
   state->trainable = trainable;
   state->strategy = &strategy;
   for (const auto& device : devices) {
-    if (device.device_type() && !device.is_cpu())
+    // The emulated TPU cores are host threads: their copies live in host memory too.
+    if (device.device_type() && !device.is_cpu() && device.device_type() != "TPU")
       fail(Errc::not_supported, "create_variable: variable '" + label + "' would have a copy on "
                                   + device.to_string() + ", but troupe keeps variables in host memory "
-                                  + "only so far; use a strategy over CPU devices");
+                                  + "only so far; use a strategy over CPU devices (or emulated TPU cores)");
     // Every copy starts as a handle to the initial value's buffer.
     state->copies.push_back(initial.on_device(device));
   }

@@ -5,12 +5,14 @@
 
 #include <catch2/catch.hpp>
 
+#include <support/error_code_of.hpp>
 #include <support/runtime_modes.hpp>
 #include <troupe/actors/runtime_impl.hpp>
 
 using namespace troupe;
 using Catch::Matchers::Contains;
 using troupe::testing::cpu_devices;
+using troupe::testing::error_code_of;
 using troupe::testing::make_runtime;
 
 namespace {
@@ -155,6 +157,48 @@ TEST_CASE("the input actor's prefetching stops at its buffer of steps", "[strate
       CHECK(pulled.load() == before + 2 * (consumed + buffer_steps));
     }
   }
+}
+
+TEST_CASE("get_next_steps takes n steps in one request and then keeps n ready ahead",
+          "[strategies][distributed_dataset]") {
+  Runtime rt(Simulation{.seed = 6, .logical_cpu_devices = 2});
+  MirroredStrategy strategy(rt, cpu_devices(2));
+  std::atomic<int> pulled{0};
+  auto dataset = Dataset::range(22).map([&](const Tensor& x) {
+    ++pulled;
+    return x;
+  }).batch(2);
+  auto dist = strategy.experimental_distribute_dataset(dataset);
+  const int before = pulled.load(); // the element spec's probe
+  DistributedIterator it(dist);
+  auto steps = it.get_next_steps(4);
+  REQUIRE(steps.size() == 4);
+  CHECK(steps[3][1][0].item<int64_t>() == 7);
+  // After a request for 4 the input actor prepares the next 4 (8 elements) and stops.
+  rt.impl().drain();
+  CHECK(pulled.load() == before + 8 + 8);
+  // 11 steps in all: 4, then 3 at the end, then none.
+  CHECK(it.get_next_steps(4).size() == 4);
+  auto last = it.get_next_steps(4);
+  REQUIRE(last.size() == 3);
+  CHECK(last[2][0][0].item<int64_t>() == 20);
+  CHECK(it.get_next_steps(4).empty());
+  CHECK(error_code_of([&] { (void)it.get_next_steps(0); }) == Errc::invalid_argument);
+}
+
+TEST_CASE("get_next_steps gives the steps before a pipeline error, then the error", "[strategies][distributed_dataset]") {
+  Runtime rt({.logical_cpu_devices = 2});
+  MirroredStrategy strategy(rt, cpu_devices(2));
+  auto dataset = Dataset::range(8).map([](const Tensor& x) {
+    if (x.item<int64_t>() == 4)
+      throw std::runtime_error("bad record 4");
+    return x;
+  }).batch(2);
+  auto dist = strategy.experimental_distribute_dataset(dataset);
+  DistributedIterator it(dist);
+  CHECK(it.get_next_steps(3).size() == 2);
+  CHECK_THROWS_WITH(it.get_next_steps(3), "bad record 4");
+  CHECK_THROWS_WITH(it.get_next(), "bad record 4");
 }
 
 TEST_CASE("distribute_datasets_from_function gives each replica its own per-replica batch",

@@ -42,7 +42,11 @@ TEST_CASE("TPUStrategy before initialize_tpu_system is an error saying so", "[st
 
 TEST_CASE("the seed's TPUStrategy with steps_per_run has its properties", "[strategies][tpu]") {
   TpuHost host(8);
-  auto assignment = DeviceAssignment::build(*host.topology, std::vector<int>{1, 1, 1, 1}, std::nullopt, 8);
+  // Braced lists as in the docs; {} is TensorFlow's None.
+  auto assignment = DeviceAssignment::build(*host.topology, /*computation_shape=*/{1, 1, 1, 1},
+                                            /*computation_stride=*/{}, /*num_replicas=*/8);
+  CHECK(assignment.core_assignment()
+        == DeviceAssignment::build(*host.topology, std::vector<int>{1, 1, 1, 1}, std::nullopt, 8).core_assignment());
   TPUStrategy tpu(host.rt, host.resolver, /*steps_per_run=*/10, assignment);
   CHECK(tpu.extended().steps_per_run() == 10);
   CHECK(tpu.steps_per_run() == 10);
@@ -214,4 +218,24 @@ TEST_CASE("a multi-step loop with collectives keeps the replicas in step", "[str
   // Step 5 holds examples 32..39: every replica's all-reduce is 284, and their mean too.
   CHECK(values_of(ctx.last_step_output("total")) == std::vector<int64_t>{284});
   CHECK_THAT(error_message_of([&] { (void)ctx.last_step_output("nope"); }), Contains("total"));
+}
+
+TEST_CASE("TPUStrategy's variables have a copy on every replica's core and stay in sync", "[strategies][tpu]") {
+  TpuHost host(4);
+  TPUStrategy tpu(host.rt, host.resolver);
+  auto w = [&] {
+    auto scope = tpu.scope();
+    return tpu.create_variable(Tensor(0.0f), {.name = "w"});
+  }();
+  const auto copies = tpu.experimental_local_results(w);
+  REQUIRE(copies.size() == 4);
+  for (int r = 0; r < 4; ++r)
+    CHECK(copies[static_cast<size_t>(r)].device() == DeviceSpec::local("TPU", r));
+  tpu.run([&] {
+    auto& ctx = get_replica_context();
+    const auto total = ctx.all_reduce(ReduceOp::SUM, Tensor(static_cast<float>(ctx.replica_id_in_sync_group())));
+    w.assign_add(total);
+  });
+  for (const auto& copy : tpu.experimental_local_results(w))
+    CHECK(copy.item<float>() == 6.0f);
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -27,6 +28,10 @@ public:
   /// (non-actor) thread until the step is ready; rethrows the pipeline's error
   /// (and again on every later call).
   [[nodiscard]] std::optional<std::vector<Element>> next();
+  /// Up to `n` steps in one request (fewer only at the end of the data, or
+  /// before a pipeline error, which the next call rethrows); from then on the
+  /// input actor keeps n steps ready ahead.
+  [[nodiscard]] std::vector<std::vector<Element>> next_steps(std::size_t n);
 
 private:
   struct Impl;

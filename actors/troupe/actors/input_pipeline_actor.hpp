@@ -14,14 +14,17 @@
 
 namespace troupe::internal {
 
-/// Where the input actor leaves one step for the edge.
+/// Where the input actor leaves the steps the edge asked for.
 struct FetchSlot {
-  std::optional<std::vector<Element>> step; ///< empty at the end of the data
+  /// Steps asked for; fewer come only at the end of the data or before a
+  /// pipeline error (which the next fetch then gets).
+  std::size_t wanted = 1;
+  std::vector<std::vector<Element>> steps; ///< empty at the end of the data
   std::exception_ptr error;
   Completion done;
 };
 
-/// Edge -> input actor: fill `slot` with the next step.
+/// Edge -> input actor: fill `slot` with the next `slot->wanted` steps.
 struct InputFetchMsg {
   std::shared_ptr<FetchSlot> slot;
 };
@@ -32,10 +35,11 @@ struct InputFillMsg {};
 /// Runs one pass of a distributed dataset's pipeline and prefetches.
 ///
 /// It produces one step per InputFillMsg, so fetches are answered between
-/// steps, and keeps at most `buffer_steps` steps ready. A fetch is answered
-/// from the buffer at once, or as soon as the next step is produced. The end
-/// of the data and pipeline errors are remembered and given to every later
-/// fetch.
+/// steps, and keeps at most `buffer_steps` steps ready, or as many as the
+/// largest fetch asked for (a multi-step loop's n steps come in one message).
+/// A fetch is answered from the buffer at once, or as soon as enough steps
+/// are produced. The end of the data and pipeline errors are remembered and
+/// given to every later fetch.
 class InputPipelineActor final : public caf::event_based_actor {
 public:
   InputPipelineActor(caf::actor_config& cfg, std::shared_ptr<StepSource> source, int buffer_steps);
@@ -46,6 +50,7 @@ public:
 private:
   void on_fetch(std::shared_ptr<FetchSlot> slot);
   void on_fill();
+  [[nodiscard]] bool can_answer(const FetchSlot& slot) const;
   void answer(FetchSlot& slot);
   void schedule_fill();
 

@@ -94,8 +94,11 @@ public:
   /// registered one (else Error(invalid_argument) naming both).
   [[nodiscard]] std::shared_ptr<void> resource(uint64_t id, std::type_index type, const char* type_name);
 
-  /// Drops every resource (the cluster is shutting down).
-  void clear_resources() noexcept;
+  /// The cluster is shutting down: drops every resource and stops the update
+  /// stager now, not when the last holder of this context lets go (a
+  /// published worker actor may outlive the cluster's shutdown, and the actor
+  /// system waits for every running actor).
+  void shut_down() noexcept;
 
 private:
   RuntimeImpl* runtime_;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -49,6 +50,11 @@ public:
   [[nodiscard]] static DeviceAssignment build(const Topology& topology,
                                               std::optional<std::vector<int>> computation_shape = std::nullopt,
                                               std::optional<std::vector<int>> computation_stride = std::nullopt,
+                                              int num_replicas = 1, DeviceOrderMode mode = DeviceOrderMode::AUTO);
+  /// The same with braced lists, `build(topology, {1, 1, 1, 2}, {}, 4)`: an
+  /// empty list is TensorFlow's None (all ones).
+  [[nodiscard]] static DeviceAssignment build(const Topology& topology, std::initializer_list<int> computation_shape,
+                                              std::initializer_list<int> computation_stride = {},
                                               int num_replicas = 1, DeviceOrderMode mode = DeviceOrderMode::AUTO);
 
   // -- properties --------------------------------------------------------------

@@ -62,6 +62,11 @@ public:
     [[nodiscard]] PerReplica<Element> get_next();
     /// The next step, or nothing after the last one.
     [[nodiscard]] std::optional<PerReplica<Element>> get_next_as_optional();
+    /// The next `n` (>= 1) steps, fewer only after the last one (none at the
+    /// end), taken from the input actor in one request, for loops that run
+    /// several steps per host round trip (TPUStrategy's steps_per_run). A
+    /// pipeline error comes after the steps before it (with the next call).
+    [[nodiscard]] std::vector<PerReplica<Element>> get_next_steps(int n);
     /// Each replica's element spec.
     [[nodiscard]] const ElementSpec& element_spec() const noexcept { return spec_; }
 

@@ -1,10 +1,12 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include <troupe/actors/fwd.hpp>
 #include <troupe/net/tpu_cluster_resolver.hpp>
 #include <troupe/strategies/device_assignment.hpp>
+#include <troupe/strategies/logical_device_tensor.hpp>
 #include <troupe/strategies/run_options.hpp>
 #include <troupe/strategies/strategy.hpp>
 #include <troupe/strategies/tpu_extended.hpp>
@@ -53,7 +55,34 @@ public:
   [[nodiscard]] DistributedDataset experimental_distribute_dataset(const Dataset& dataset, const RunOptions& run_options,
                                                                    const InputOptions& options = {});
 
+  // -- model parallelism: a replica of several logical cores --------------------
+  // In replica context (inside strategy.run's function, or a multi-step
+  // loop's) these place `tensor` on the calling replica's logical cores
+  // (extended().logical_devices(replica), extended().num_cores_per_replica()
+  // of them) and return the placed value. TensorFlow's validation comes first,
+  // with its texts, as Error(invalid_argument); then cross-replica context is
+  // Error(failed_precondition) (TensorFlow fails there too: its annotation
+  // needs a traced function).
+
+  /// tf.distribute.TPUStrategy.experimental_assign_to_logical_device: the whole
+  /// tensor on logical core `logical_device_id` (0 <= id < num_cores_per_replica()).
+  [[nodiscard]] LogicalDeviceTensor experimental_assign_to_logical_device(const Tensor& tensor,
+                                                                          int logical_device_id) const;
+  /// tf.distribute.TPUStrategy.experimental_split_to_logical_devices: `tensor`
+  /// cut into num_cores_per_replica() equal tiles, dimension d in
+  /// partition_dimensions[d] parts, tile k (row-major over the parts) on
+  /// logical core k. One entry per dimension, each dividing its dimension
+  /// (TensorFlow 2.21 pads no uneven split), their product the cores per replica.
+  [[nodiscard]] LogicalDeviceTensor experimental_split_to_logical_devices(
+    const Tensor& tensor, const std::vector<int>& partition_dimensions) const;
+  /// tf.distribute.TPUStrategy.experimental_replicate_to_logical_devices: a
+  /// copy of `tensor` on every logical core of the replica.
+  [[nodiscard]] LogicalDeviceTensor experimental_replicate_to_logical_devices(const Tensor& tensor) const;
+
 private:
+  /// The calling replica's logical cores; Error(failed_precondition) outside its replica context.
+  [[nodiscard]] const std::vector<DeviceSpec>& calling_replica_cores(const char* method) const;
+
   TPUClusterResolver resolver_;
 };
 
