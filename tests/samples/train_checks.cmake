@@ -9,22 +9,7 @@
 # Inputs: PROGRAM, WORK (a scratch directory).
 set(common --limit 1024 --batch 128 --replicas 2 --quiet --seed 7)
 
-function(run_job out_var)
-  execute_process(COMMAND ${PROGRAM} ${common} ${ARGN} OUTPUT_VARIABLE out ERROR_VARIABLE err
-                  RESULT_VARIABLE rc TIMEOUT 120)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "train_fashion_mnist ${ARGN} failed (${rc}):\n${out}\n${err}")
-  endif()
-  set(${out_var} "${out}" PARENT_SCOPE)
-endfunction()
-
-function(fingerprint_of text out_var)
-  string(REGEX MATCH "final weights fingerprint ([0-9a-f]+)" _ "${text}")
-  if(NOT CMAKE_MATCH_1)
-    message(FATAL_ERROR "no fingerprint in:\n${text}")
-  endif()
-  set(${out_var} "${CMAKE_MATCH_1}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/train_job.cmake)
 
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})

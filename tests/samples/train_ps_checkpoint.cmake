@@ -10,14 +10,7 @@
 # Inputs: PROGRAM, WORK (a scratch directory).
 set(common --strategy ps --workers 2 --limit 1024 --batch 64 --epochs 3 --quiet --seed 7)
 
-function(run_job out_var)
-  execute_process(COMMAND ${PROGRAM} ${common} ${ARGN} OUTPUT_VARIABLE out ERROR_VARIABLE err
-                  RESULT_VARIABLE rc TIMEOUT 120)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "train_fashion_mnist ${common} ${ARGN} failed (${rc}):\n${out}\n${err}")
-  endif()
-  set(${out_var} "${out}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/train_job.cmake)
 
 # The fingerprint of `text`'s line "<what> ... after epoch <epoch>, state fingerprint X".
 function(fingerprint_after text what epoch out_var)
