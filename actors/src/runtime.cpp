@@ -2,13 +2,29 @@
 
 #include <algorithm>
 
+#include <troupe/actors/gpu_devices.hpp>
 #include <troupe/actors/ps_cluster.hpp>
 #include <troupe/actors/runtime_impl.hpp>
 #include <troupe/core/errors.hpp>
+#include <troupe/core/gpu_backend.hpp>
 #include <troupe/net/cluster_resolver.hpp>
 #include <troupe/net/cluster_spec.hpp>
 
 namespace troupe {
+
+namespace {
+
+/// How to get more GPUs than `runtime` has, or why it has none.
+std::string gpu_fix(const internal::RuntimeImpl& runtime) {
+  if (runtime.gpus() != nullptr)
+    return "split each card into more logical GPUs with RuntimeOptions{.logical_gpu_devices_per_gpu = k}";
+  if (runtime.simulation())
+    return "a simulation runs on CPU devices only (GPUs finish in real time, not in the simulation's virtual "
+           "time); use \"CPU:<n>\"";
+  return "this process has no GPU (" + internal::gpu_backend().unavailable_reason() + "); use \"CPU:<n>\"";
+}
+
+} // namespace
 
 // -- Runtime ---------------------------------------------------------------------
 
@@ -67,7 +83,7 @@ DeviceSpec Runtime::resolve_device(std::string_view device) const {
     names += (names.empty() ? "" : ", ") + d.short_name();
   const std::string wanted = std::to_string(spec.device_index().value_or(0) + 1);
   std::string fix = spec.is_gpu()
-                      ? "this build of troupe runs replicas on CPU devices only; use \"CPU:<n>\""
+                      ? gpu_fix(*impl_)
                       : spec.device_type() == "TPU"
                           ? "create the Runtime with RuntimeOptions{.logical_tpu_cores = n}, a TPU slice of at least "
                               + wanted + " cores on this host (emulated on CPU threads)"

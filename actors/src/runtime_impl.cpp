@@ -13,6 +13,7 @@
 #include <caf/scheduler/test_coordinator.hpp>
 
 #include <troupe/actors/agreement_group.hpp>
+#include <troupe/actors/gpu_devices.hpp>
 #include <troupe/actors/scheduler_config.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/log.hpp>
@@ -75,11 +76,12 @@ RuntimeImpl::RuntimeImpl(const RuntimeOptions& options) : config_(make_config())
   system_ = owned_system_.get();
   init_devices(options.logical_cpu_devices);
   init_tpu_cores(options.logical_tpu_cores, 1);
+  init_gpus(options);
 }
 
 RuntimeImpl::RuntimeImpl(const LocalCluster& cluster) : config_(make_config()) {
   check_ps_cluster_shape(cluster.workers, cluster.ps, cluster.devices_per_worker, "LocalCluster");
-  configure_scheduler(*config_, RuntimeOptions{cluster.devices_per_worker, cluster.threads});
+  configure_scheduler(*config_, RuntimeOptions{.logical_cpu_devices = cluster.devices_per_worker, .threads = cluster.threads});
   owned_system_ = std::make_unique<caf::actor_system>(*config_);
   system_ = owned_system_.get();
   init_devices(cluster.devices_per_worker);
@@ -125,6 +127,7 @@ RuntimeImpl::RuntimeImpl(std::shared_ptr<const ClusterResolver> resolver, const 
       ps_cluster_ = std::make_unique<PsCluster>(*this, *cluster_, options.logical_cpu_devices);
   }
   init_tpu_cores(options.logical_tpu_cores, tpu_hosts);
+  init_gpus(options);
 }
 
 RuntimeImpl::RuntimeImpl(caf::actor_system& system, const RuntimeOptions& options)
@@ -133,6 +136,7 @@ RuntimeImpl::RuntimeImpl(caf::actor_system& system, const RuntimeOptions& option
   coordinator_ = dynamic_cast<caf::scheduler::test_coordinator*>(&system.scheduler());
   init_devices(options.logical_cpu_devices);
   init_tpu_cores(options.logical_tpu_cores, 1);
+  init_gpus(options);
 }
 
 RuntimeImpl::~RuntimeImpl() {
@@ -140,6 +144,7 @@ RuntimeImpl::~RuntimeImpl() {
   // workers hold per-worker iterators) are the runtime's own users: they go first.
   agreement_.reset();
   ps_cluster_.reset();
+  gpus_.reset();
   if (const int users = users_.load(); users > 0) {
     std::fprintf(stderr,
                  "troupe: a Runtime was destroyed while %d strategies or distributed-dataset iterators still "
@@ -166,6 +171,17 @@ AgreementGroup& RuntimeImpl::agreement_group() {
 void RuntimeImpl::init_devices(int logical_cpu_devices) {
   for (int i = 0; i < logical_cpu_devices; ++i)
     devices_.push_back(DeviceSpec::local("CPU", i));
+}
+
+void RuntimeImpl::init_gpus(const RuntimeOptions& options) {
+  GpuDevices::check_options(options);
+  // A simulation steps actors in virtual time; a GPU finishes in real time.
+  if (simulation())
+    return;
+  gpus_ = GpuDevices::start(*this, options);
+  if (gpus_)
+    for (const auto& name : gpus_->names())
+      devices_.push_back(DeviceSpec::from_string(name));
 }
 
 void RuntimeImpl::wait(const Completion& done, const char* what) {

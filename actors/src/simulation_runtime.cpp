@@ -10,6 +10,7 @@
 
 #include <troupe/actors/ps_cluster.hpp>
 #include <troupe/actors/agreement_group.hpp>      // complete for the members a throwing constructor destroys
+#include <troupe/actors/gpu_devices.hpp>          // the same
 #include <troupe/actors/scheduler_config.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/net/bootstrap/cluster_node.hpp> // complete for the members a throwing constructor destroys

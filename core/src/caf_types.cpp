@@ -68,6 +68,10 @@ caf::error save_tensor(caf::serializer& sink, const Tensor& x) {
     return err;
   if (!x.valid())
     return caf::none;
+  if (!x.on_host())
+    return caf::make_error(Errc::not_supported, "a Tensor in " + x.device().short_name()
+                                                  + " memory cannot be sent to another process; send "
+                                                    "t.to(\"CPU:0\") instead");
   auto dtype = static_cast<uint8_t>(x.dtype());
   auto dims = x.shape().dims();
   auto device = x.device().to_string();

@@ -19,6 +19,7 @@ std::string_view name(Errc code) noexcept {
     case Errc::internal: return "internal";
     case Errc::deadlock: return "deadlock";
     case Errc::unknown: return "unknown";
+    case Errc::resource_exhausted: return "resource_exhausted";
   }
   // A code from a newer peer, or a corrupted one: still printable.
   return "unknown";

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <type_traits>
 
+#include <troupe/core/device_memory.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/host_allocator.hpp>
 
@@ -17,23 +18,37 @@ namespace troupe {
 
 namespace detail {
 
-/// The bytes behind one or more Tensor handles, from the host allocator.
+/// The bytes behind one or more Tensor handles: from the host allocator, or
+/// from a device's memory (a GPU's caching allocator), which the buffer keeps
+/// alive until it is freed.
 class Buffer {
 public:
   explicit Buffer(std::size_t size)
     : data_(static_cast<std::byte*>(internal::allocate_host(size))), size_(size) {}
 
+  Buffer(std::size_t size, std::shared_ptr<internal::DeviceMemory> memory)
+    : data_(static_cast<std::byte*>(memory->allocate(size))), size_(size), memory_(std::move(memory)) {}
+
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
-  ~Buffer() { internal::deallocate_host(data_, size_); }
+  ~Buffer() {
+    if (memory_)
+      memory_->deallocate(data_);
+    else
+      internal::deallocate_host(data_, size_);
+  }
 
   [[nodiscard]] std::byte* data() const noexcept { return data_; }
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  /// The device memory holding the bytes; null for host memory.
+  [[nodiscard]] internal::DeviceMemory* memory() const noexcept { return memory_.get(); }
+  [[nodiscard]] const std::shared_ptr<internal::DeviceMemory>& shared_memory() const noexcept { return memory_; }
 
 private:
   std::byte* data_;
   std::size_t size_;
+  std::shared_ptr<internal::DeviceMemory> memory_;
 };
 
 const DeviceSpec* intern_device(const DeviceSpec& spec) {
@@ -136,7 +151,7 @@ std::size_t checked_bytes(const Shape& shape, DType dtype, const char* operation
 Tensor::Tensor(std::shared_ptr<detail::Buffer> buffer, std::byte* data, Shape shape, DType dtype,
                const DeviceSpec* device)
   : buffer_(std::move(buffer)), data_(data), shape_(std::move(shape)), dtype_(dtype),
-    device_(device) {}
+    device_(device), on_host_(buffer_ == nullptr || buffer_->memory() == nullptr) {}
 
 Tensor::Tensor(float value) : Tensor(scalar_from_bytes(&value, DType::float32)) {}
 Tensor::Tensor(double value) : Tensor(scalar_from_bytes(&value, DType::float64)) {}
@@ -174,6 +189,13 @@ Tensor Tensor::from_vector(const std::vector<T>& values, Shape shape) {
 Tensor Tensor::empty(const Shape& shape, DType dtype, const DeviceSpec& device) {
   require_non_negative(shape, "Tensor::empty");
   const auto bytes = checked_bytes(shape, dtype, "Tensor::empty");
+  if (auto memory = internal::device_memory_for(device)) {
+    // A GPU tensor names its device in the local short form, however it was spelled.
+    const auto* local = detail::intern_device(DeviceSpec::from_string(memory->device()));
+    auto buffer = std::make_shared<detail::Buffer>(bytes, std::move(memory));
+    std::byte* data = buffer->data();
+    return Tensor{std::move(buffer), data, shape, dtype, local};
+  }
   auto buffer = std::make_shared<detail::Buffer>(bytes);
   std::byte* data = buffer->data();
   return Tensor{std::move(buffer), data, shape, dtype, detail::intern_device(device)};
@@ -183,6 +205,15 @@ Tensor Tensor::zeros(const Shape& shape, DType dtype) {
   Tensor result = empty(shape, dtype);
   // Zero bits are zero (or false) in every dtype.
   std::memset(result.data_, 0, result.nbytes());
+  return result;
+}
+
+Tensor Tensor::zeros(const Shape& shape, DType dtype, std::string_view device) {
+  Tensor result = empty(shape, dtype, DeviceSpec::from_string(device));
+  if (result.on_host_)
+    std::memset(result.data_, 0, result.nbytes());
+  else if (result.nbytes() > 0)
+    result.buffer_->memory()->fill_zero(result.data_, result.nbytes());
   return result;
 }
 
@@ -221,7 +252,22 @@ const DeviceSpec& Tensor::device() const noexcept {
 
 std::byte* Tensor::mutable_raw_data() {
   require_valid(*this, "mutable_data");
-  if (buffer_.use_count() > 1) {
+  if (!on_host_)
+    fail_not_on_host("mutable_data");
+  return mutable_device_data();
+}
+
+std::byte* Tensor::mutable_device_data() {
+  require_valid(*this, "mutable_device_data");
+  if (!on_host_ && buffer_.use_count() > 1) {
+    // The same copy-on-write, made on the device.
+    const std::size_t bytes = nbytes();
+    auto copy = std::make_shared<detail::Buffer>(bytes, buffer_->shared_memory());
+    if (bytes > 0)
+      copy->memory()->copy_from_device(copy->data(), *buffer_->memory(), data_, bytes);
+    data_ = copy->data();
+    buffer_ = std::move(copy);
+  } else if (buffer_.use_count() > 1) {
     // Another handle shares the bytes: give this handle its own copy of its
     // view, so the write stays invisible to the others.
     const std::size_t bytes = nbytes();
@@ -241,6 +287,8 @@ std::byte* Tensor::mutable_raw_data() {
 template <class T>
 T Tensor::item() const {
   require_valid(*this, "item");
+  if (!on_host_)
+    fail_not_on_host("item");
   if (num_elements() != 1)
     fail(Errc::invalid_argument, "item: a tensor of shape " + shape_.to_string() + " has "
                                    + std::to_string(num_elements())
@@ -253,6 +301,8 @@ T Tensor::item() const {
 template <class T>
 std::vector<T> Tensor::to_vector() const {
   require_valid(*this, "to_vector");
+  if (!on_host_)
+    fail_not_on_host("to_vector");
   const auto count = static_cast<std::size_t>(num_elements());
   if constexpr (std::is_same_v<T, bool>) {
     // std::vector<bool> has no data() to convert into.
@@ -303,6 +353,9 @@ Tensor Tensor::slice(int64_t begin, int64_t end) const {
 
 Tensor Tensor::on_device(const DeviceSpec& device) const {
   require_valid(*this, "on_device");
+  if (!on_host_)
+    fail(Errc::not_supported, "on_device: this tensor is in " + this->device().short_name()
+                                + " memory; move it with to(\"" + device.to_string() + "\"), which copies");
   // The bytes live in host memory; tagging them with a GPU would lie about
   // where they are. troupe's TPU cores are emulated on the host, so they may.
   if (device.device_type() && !device.is_cpu() && device.device_type() != "TPU")
@@ -317,6 +370,8 @@ Tensor Tensor::cast(DType dtype) const {
   require_valid(*this, "cast");
   if (dtype == dtype_)
     return *this;
+  if (!on_host_)
+    fail_not_on_host("cast");
   Tensor result = empty(shape_, dtype, device());
   visit_dtype(dtype, [&](auto tag) {
     using To = decltype(tag);
@@ -326,8 +381,48 @@ Tensor Tensor::cast(DType dtype) const {
   return result;
 }
 
+// -- placement ------------------------------------------------------------------
+
+Tensor Tensor::to(std::string_view device) const {
+  return to(DeviceSpec::from_string(device));
+}
+
+Tensor Tensor::to(const DeviceSpec& device) const {
+  require_valid(*this, "to");
+  auto* from = buffer_->memory();
+  auto target = internal::device_memory_for(device);
+  if (!target) {
+    if (on_host_)
+      return on_device(device);
+    Tensor result = empty(shape_, dtype_, device);
+    if (nbytes() > 0)
+      from->copy_to_host(result.data_, data_, nbytes());
+    return result;
+  }
+  if (target.get() == from)
+    return *this;
+  Tensor result = empty(shape_, dtype_, device);
+  if (nbytes() == 0)
+    return result;
+  if (on_host_)
+    target->copy_from_host(result.data_, data_, nbytes());
+  else
+    target->copy_from_device(result.data_, *from, data_, nbytes());
+  return result;
+}
+
+void Tensor::fail_not_on_host(const char* operation) const {
+  fail(Errc::failed_precondition, std::string{operation} + ": this " + std::string{name(dtype_)}
+                                    + " tensor of shape " + shape_.to_string() + " is in "
+                                    + device().short_name()
+                                    + " memory, which the host cannot read; copy it to the host "
+                                      "first with .to(\"CPU:0\")");
+}
+
 void Tensor::check_dtype(DType expected) const {
   require_valid(*this, "data");
+  if (!on_host_)
+    fail_not_on_host("data");
   if (expected != dtype_)
     fail(Errc::dtype_mismatch, "expected a " + std::string{name(expected)}
                                  + " tensor but this tensor of shape " + shape_.to_string()

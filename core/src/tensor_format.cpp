@@ -356,6 +356,9 @@ std::string format_values(const Tensor& tensor) {
   if (!tensor.valid())
     fail(Errc::invalid_argument,
          "format_values: called on an empty Tensor handle (default-constructed)");
+  // GPU memory is printed from a host copy, as TensorFlow's numpy() does.
+  if (!tensor.on_host())
+    return format_values(tensor.to(Tensor::default_device()));
   if (tensor.rank() == 0)
     return format_scalar(tensor);
   if (tensor.num_elements() == 0)
@@ -368,7 +371,14 @@ std::ostream& operator<<(std::ostream& out, const Tensor& tensor) {
   // handle prints as such.
   if (!tensor.valid())
     return out << "<Tensor: empty handle>";
-  const std::string values = format_values(tensor);
+  std::string values;
+  try {
+    values = format_values(tensor);
+  } catch (const Error& e) {
+    // The copy of a GPU tensor to the host can fail (its Runtime is gone).
+    return out << "<Tensor: shape=" << tensor.shape().to_string() << ", dtype=" << name(tensor.dtype())
+               << ", on " << tensor.device().short_name() << ", unreadable: " << e.what() << '>';
+  }
   out << "<Tensor: shape=" << tensor.shape().to_string() << ", dtype=" << name(tensor.dtype())
       << ", value=";
   if (values.find('\n') != std::string::npos)

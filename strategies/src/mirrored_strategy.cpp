@@ -7,14 +7,11 @@ namespace troupe {
 
 namespace {
 
-// TensorFlow's default: every GPU, else the CPU. This build's replicas run on
-// CPU devices only, so the default is "CPU:0".
-std::vector<std::string> default_devices(Runtime& runtime) {
-  std::vector<std::string> gpus;
-  for (const auto& d : runtime.devices())
-    if (d.is_gpu())
-      gpus.push_back(d.short_name());
-  return gpus.empty() ? std::vector<std::string>{"CPU:0"} : gpus;
+// TensorFlow's default is every GPU, else the CPU. Replicas run on CPU devices
+// until troupe has GPU kernels (GPU tensors and copies exist; ops on them do
+// not yet), so the default stays "CPU:0" even where GPUs are.
+std::vector<std::string> default_devices(Runtime&) {
+  return {"CPU:0"};
 }
 
 } // namespace

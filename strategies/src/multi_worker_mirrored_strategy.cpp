@@ -12,12 +12,14 @@ namespace troupe {
 
 namespace {
 
+// Every CPU device: replicas run on CPU devices until troupe has GPU kernels
+// (TensorFlow's default would take the GPUs).
 std::vector<std::string> default_devices(Runtime& runtime) {
-  std::vector<std::string> gpus;
   std::vector<std::string> cpus;
   for (const auto& d : runtime.devices())
-    (d.is_gpu() ? gpus : cpus).push_back(d.short_name());
-  return gpus.empty() ? cpus : gpus;
+    if (d.is_cpu())
+      cpus.push_back(d.short_name());
+  return cpus;
 }
 
 internal::WorkerPlacement placement_of(Runtime& runtime, const CommunicationOptions& options) {

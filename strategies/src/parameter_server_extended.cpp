@@ -36,7 +36,10 @@ ParameterServerExtended::ParameterServerExtended(Runtime& runtime, std::optional
   workers_ = cluster.shape().workers;
   coordinator_ = cluster.is_coordinator();
   servers_ = cluster.parameter_servers();
-  devices_ = runtime.devices();
+  // A worker's replicas run on its CPU devices (not yet on GPUs, which have no kernels).
+  for (const auto& device : runtime.devices())
+    if (device.is_cpu())
+      devices_.push_back(device);
   for (int j = 0; j < cluster.shape().ps; ++j)
     ps_devices_.push_back(RoundRobinPlacement::device(j));
   cross_device_ops_ = std::make_unique<ReductionToOneDevice>(static_cast<int>(devices_.size()));

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -29,6 +30,16 @@ struct RuntimeOptions {
   int logical_tpu_cores = 0;
   /// Scheduler threads; 0 = one per hardware core.
   int threads = 0;
+  /// Logical GPUs per physical GPU, as tf.config.set_logical_device_configuration
+  /// with that many virtual devices: GPU g's logical devices are
+  /// "GPU:g*k".."GPU:g*k+k-1", each with its own device actor, CUDA stream
+  /// and caching allocator, so multi-replica GPU code runs on one card.
+  /// 1 or more; without a GPU (or a CUDA build) there are no GPU devices.
+  int logical_gpu_devices_per_gpu = 1;
+  /// Device memory each logical GPU may hold (its allocator's limit, as
+  /// memory_limit in TensorFlow's LogicalDeviceConfiguration); 0: an equal
+  /// share of the card's free memory when the Runtime starts, less 5%.
+  std::size_t gpu_memory_limit_bytes = 0;
 };
 
 /// A parameter-server cluster in this process: the calling thread is the
@@ -122,7 +133,8 @@ public:
   /// Error(failed_precondition) on the coordinator or outside such a cluster.
   int serve();
 
-  /// The local devices: "CPU:0".."CPU:n-1", then the emulated "TPU:0".."TPU:k-1".
+  /// The local devices: "CPU:0".."CPU:n-1", then the emulated "TPU:0".."TPU:k-1",
+  /// then the logical GPUs "GPU:0".. (threaded and cluster modes; a simulation has none).
   [[nodiscard]] const std::vector<DeviceSpec>& devices() const noexcept;
 
   /// Parses `device` and checks that this runtime has it; the error names the

@@ -26,6 +26,7 @@ namespace troupe::internal {
 
 class AgreementGroup;
 class ClusterNode;
+class GpuDevices;
 
 /// The Runtime's CAF side: the actor system (owned or embedded) and, in
 /// simulation mode, the seeded stepping of CAF's test coordinator.
@@ -57,6 +58,10 @@ public:
   [[nodiscard]] const std::shared_ptr<const ClusterResolver>& resolver() const noexcept { return resolver_; }
   /// Cluster mode with more than one task: this task's node (null otherwise).
   [[nodiscard]] ClusterNode* cluster() const noexcept { return cluster_.get(); }
+
+  /// The logical GPUs and their device actors (threaded and cluster modes on
+  /// a machine with GPUs; null otherwise).
+  [[nodiscard]] GpuDevices* gpus() const noexcept { return gpus_.get(); }
 
   /// The parameter-server cluster this runtime hosts (LocalCluster, or a
   /// Simulation with workers and ps); null otherwise.
@@ -105,6 +110,9 @@ private:
   /// Checks a parameter-server cluster's shape and spawns its tasks.
   void start_ps_cluster(int workers, int ps, int devices_per_worker, const char* mode);
   void init_devices(int logical_cpu_devices);
+  /// Starts a device actor per logical GPU and adds their devices (none in
+  /// simulation or without GPUs).
+  void init_gpus(const RuntimeOptions& options);
   /// Adds this host's share of a slice of `slice_cores` emulated TPU cores,
   /// split evenly over `hosts` (the worker tasks of a TF_CONFIG cluster).
   void init_tpu_cores(int slice_cores, int hosts);
@@ -135,6 +143,8 @@ private:
   std::unique_ptr<AgreementGroup> agreement_;
   // Stopped in the destructor, before the actor system.
   std::unique_ptr<PsCluster> ps_cluster_;
+  // Destroyed first: stops the device actors before the actor system waits for them.
+  std::unique_ptr<GpuDevices> gpus_;
 };
 
 } // namespace troupe::internal

@@ -26,6 +26,7 @@ enum class Errc : unsigned char {
   internal,              ///< a broken invariant inside troupe (a bug)
   deadlock,              ///< simulation mode found no runnable actor and no timer
   unknown,               ///< a user function raised something other than troupe::Error
+  resource_exhausted,    ///< a device ran out of memory; the message names the device, the request and what is held
 };
 
 /// TensorFlow-like name of the code ("invalid_argument").

@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <troupe/core/device_spec.hpp>
@@ -28,6 +29,10 @@ const DeviceSpec* intern_device(const DeviceSpec& spec);
 /// when another handle shares it (copy-on-write), so a write is never seen
 /// through another handle. Handles may be used from any thread; a buffer is
 /// written only through its sole handle.
+///
+/// A tensor on a GPU holds device memory, which the host cannot read: element
+/// access (data(), item(), to_vector(), cast()) is Error(failed_precondition)
+/// naming the device and the fix, `to("CPU:0")`. Printing copies to the host.
 class Tensor {
 public:
   /// An empty handle: `valid()` is false. Most operations on it throw Error(invalid_argument).
@@ -60,6 +65,9 @@ public:
   [[nodiscard]] static Tensor empty(const Shape& shape, DType dtype,
                                     const DeviceSpec& device = default_device());
   [[nodiscard]] static Tensor zeros(const Shape& shape, DType dtype);
+  /// Zeros in the memory of `device` ("CPU:0", "GPU:1", "/gpu:0"); a GPU that
+  /// no Runtime of this process serves is Error(not_found) naming the GPUs there are.
+  [[nodiscard]] static Tensor zeros(const Shape& shape, DType dtype, std::string_view device);
   [[nodiscard]] static Tensor ones(const Shape& shape, DType dtype);
   /// Every element `value` converted to `dtype`.
   [[nodiscard]] static Tensor full(const Shape& shape, double value, DType dtype);
@@ -76,6 +84,9 @@ public:
   [[nodiscard]] int64_t num_elements() const noexcept { return shape_.num_elements(); }
   [[nodiscard]] std::size_t nbytes() const noexcept;
   [[nodiscard]] const DeviceSpec& device() const noexcept;
+  /// Whether the host can address the bytes (CPU devices and the emulated TPU
+  /// cores); false for GPU memory.
+  [[nodiscard]] bool on_host() const noexcept { return on_host_; }
 
   // -- element access -----------------------------------------------------------
 
@@ -85,7 +96,18 @@ public:
     check_dtype(dtype_of<T>());
     return reinterpret_cast<const T*>(data_);
   }
-  [[nodiscard]] const std::byte* raw_data() const noexcept { return data_; }
+  /// Host-readable bytes; Error(failed_precondition) for a tensor in GPU memory.
+  [[nodiscard]] const std::byte* raw_data() const {
+    if (!on_host_)
+      fail_not_on_host("raw_data");
+    return data_;
+  }
+  /// The address of the bytes in the memory of device(), on the host or not:
+  /// for kernels and copies that run on that device.
+  [[nodiscard]] const std::byte* device_data() const noexcept { return data_; }
+  /// Writable device_data(): copies the buffer first (on its device) when
+  /// another handle shares it.
+  [[nodiscard]] std::byte* mutable_device_data();
 
   /// Writable elements. Copies the buffer first when another handle shares it.
   template <class T>
@@ -102,6 +124,16 @@ public:
   /// All elements in row-major order, converted to T.
   template <class T>
   [[nodiscard]] std::vector<T> to_vector() const;
+
+  // -- placement --------------------------------------------------------------------
+
+  /// This tensor in the memory of `device` (tf.identity under tf.device): the
+  /// same handle when it is already there, a view for another host device,
+  /// else a copy (host to GPU, GPU to host, GPU to GPU) made by the GPU's
+  /// device actor. Blocks the caller (or suspends its fiber) until the bytes
+  /// are there. Error(not_found) for a device that no Runtime serves.
+  [[nodiscard]] Tensor to(std::string_view device) const;
+  [[nodiscard]] Tensor to(const DeviceSpec& device) const;
 
   // -- views (zero-copy) ----------------------------------------------------------
 
@@ -130,6 +162,7 @@ private:
   Tensor(std::shared_ptr<detail::Buffer> buffer, std::byte* data, Shape shape, DType dtype,
          const DeviceSpec* device);
   void check_dtype(DType expected) const;
+  [[noreturn]] void fail_not_on_host(const char* operation) const;
   [[nodiscard]] static Tensor scalar_from_bytes(const void* bytes, DType dtype);
 
   std::shared_ptr<detail::Buffer> buffer_;
@@ -137,6 +170,7 @@ private:
   Shape shape_;
   DType dtype_ = DType::float32;
   const DeviceSpec* device_ = nullptr;
+  bool on_host_ = true;
 };
 
 /// Prints TensorFlow's eager form with numpy's value formatting:

@@ -1,0 +1,127 @@
+#include <troupe/actors/gpu_device_actor.hpp>
+
+#include <cstring>
+#include <utility>
+
+#include <caf/all.hpp>
+
+#include <troupe/core/errors.hpp>
+
+namespace troupe::internal {
+
+namespace {
+
+/// Page-locked host memory from the backend, for staging copies.
+class PinnedHostMemory final : public RawDeviceMemory {
+public:
+  explicit PinnedHostMemory(GpuBackend& backend) : backend_(backend) {}
+  void* allocate(std::size_t bytes) override { return backend_.allocate_pinned(bytes); }
+  void deallocate(void* ptr, std::size_t) noexcept override { backend_.free_pinned(ptr); }
+
+private:
+  GpuBackend& backend_;
+};
+
+std::string message_of(const std::exception& e) {
+  return e.what();
+}
+
+} // namespace
+
+GpuDeviceActor::GpuDeviceActor(caf::actor_config& cfg, GpuDeviceSetup setup)
+  : caf::event_based_actor(cfg), setup_(std::move(setup)), stream_(setup_.stream) {
+  staging_ = std::make_unique<CachingDeviceAllocator>(setup_.name + " host staging",
+                                                      std::make_unique<PinnedHostMemory>(*setup_.backend));
+}
+
+GpuDeviceActor::~GpuDeviceActor() = default;
+
+caf::behavior GpuDeviceActor::make_behavior() {
+  // No handler lets an exception escape: it would kill this actor and leave
+  // its callers waiting.
+  return {
+    [this](GpuTransferMsg msg) { start(*msg.transfer); },
+    [this](GpuStreamDoneMsg& msg) { finish(msg); },
+  };
+}
+
+void GpuDeviceActor::start(GpuTransfer& transfer) {
+  InFlight entry{++next_sequence_, &transfer, nullptr};
+  auto& backend = *setup_.backend;
+  try {
+    switch (transfer.kind) {
+      case GpuTransfer::Kind::to_host:
+        entry.staging = staging_->allocate(transfer.bytes);
+        backend.copy_async(setup_.gpu, stream_, entry.staging, transfer.src, transfer.bytes,
+                           GpuCopyKind::device_to_host, setup_.gpu);
+        break;
+      case GpuTransfer::Kind::from_host:
+        entry.staging = staging_->allocate(transfer.bytes);
+        std::memcpy(entry.staging, transfer.src, transfer.bytes);
+        backend.copy_async(setup_.gpu, stream_, transfer.dst, entry.staging, transfer.bytes,
+                           GpuCopyKind::host_to_device, setup_.gpu);
+        break;
+      case GpuTransfer::Kind::from_device:
+        backend.copy_async(setup_.gpu, stream_, transfer.dst, transfer.src, transfer.bytes,
+                           GpuCopyKind::device_to_device, transfer.src_gpu);
+        break;
+      case GpuTransfer::Kind::fill_zero:
+        backend.zero_async(setup_.gpu, stream_, transfer.dst, transfer.bytes);
+        break;
+    }
+    // The callback runs on a backend thread: it only sends a message.
+    backend.notify_when_done(setup_.gpu, stream_,
+                             [self = caf::actor_cast<caf::actor>(this), sequence = entry.sequence](const std::string& error) {
+                               caf::anon_send(self, GpuStreamDoneMsg{sequence, error});
+                             });
+  } catch (const std::exception& e) {
+    // The caller learns at once. A staging buffer that an enqueued copy may
+    // still use is freed only once the stream is past it (the next
+    // transfer's callback, or when this actor stops).
+    transfer.error = setup_.name + ": " + message_of(e);
+    transfer.done.set();
+    if (entry.staging != nullptr)
+      in_flight_.push_back(InFlight{entry.sequence, nullptr, entry.staging});
+    return;
+  }
+  in_flight_.push_back(entry);
+}
+
+void GpuDeviceActor::finish(const GpuStreamDoneMsg& msg) {
+  // One stream: its callbacks come in the order they were enqueued, and each
+  // one means every transfer up to its sequence number is done.
+  while (!in_flight_.empty() && in_flight_.front().sequence <= msg.sequence) {
+    auto entry = in_flight_.front();
+    in_flight_.pop_front();
+    release(entry, msg.error.empty() ? std::string{} : setup_.name + ": the stream failed: " + msg.error);
+  }
+}
+
+void GpuDeviceActor::release(InFlight& entry, std::string error) {
+  if (entry.transfer == nullptr) {
+    staging_->deallocate(entry.staging);
+    return;
+  }
+  auto& transfer = *entry.transfer;
+  if (error.empty() && transfer.kind == GpuTransfer::Kind::to_host)
+    std::memcpy(transfer.dst, entry.staging, transfer.bytes);
+  if (entry.staging != nullptr)
+    staging_->deallocate(entry.staging);
+  transfer.error = std::move(error);
+  transfer.done.set();
+}
+
+void GpuDeviceActor::on_exit() {
+  // Waits for the stream, so the staging buffers are no longer read or
+  // written, then tells whoever still waits.
+  if (stream_ != nullptr)
+    setup_.backend->destroy_stream(setup_.gpu, stream_);
+  stream_ = nullptr;
+  for (auto& entry : in_flight_)
+    release(entry, setup_.name + "'s device actor stopped (its Runtime is being destroyed) before the transfer "
+                                 "finished");
+  in_flight_.clear();
+  staging_.reset();
+}
+
+} // namespace troupe::internal

@@ -1,0 +1,68 @@
+#include <troupe/actors/gpu_device_memory.hpp>
+
+#include <caf/all.hpp>
+
+#include <troupe/actors/gpu_device_actor.hpp>
+#include <troupe/actors/runtime_impl.hpp>
+#include <troupe/core/errors.hpp>
+
+namespace troupe::internal {
+
+GpuDeviceMemory::GpuDeviceMemory(std::string name, int gpu, std::unique_ptr<CachingDeviceAllocator> allocator,
+                                 RuntimeImpl& runtime, caf::actor device_actor)
+  : name_(std::move(name)), gpu_(gpu), allocator_(std::move(allocator)), runtime_(&runtime),
+    device_actor_(std::move(device_actor)) {
+}
+
+void GpuDeviceMemory::copy_to_host(void* dst, const void* src, std::size_t bytes) {
+  run(GpuTransfer::Kind::to_host, dst, src, bytes, gpu_, "a copy to the host");
+}
+
+void GpuDeviceMemory::copy_from_host(void* dst, const void* src, std::size_t bytes) {
+  run(GpuTransfer::Kind::from_host, dst, src, bytes, gpu_, "a copy from the host");
+}
+
+void GpuDeviceMemory::copy_from_device(void* dst, DeviceMemory& source, const void* src, std::size_t bytes) {
+  auto* gpu_source = dynamic_cast<GpuDeviceMemory*>(&source);
+  if (gpu_source == nullptr)
+    fail(Errc::internal, name_ + ": a device-to-device copy from " + source.device()
+                           + ", which is not a GPU of a troupe Runtime");
+  run(GpuTransfer::Kind::from_device, dst, src, bytes, gpu_source->gpu(), "a copy between GPUs");
+}
+
+void GpuDeviceMemory::fill_zero(void* dst, std::size_t bytes) {
+  run(GpuTransfer::Kind::fill_zero, dst, nullptr, bytes, gpu_, "zeroing GPU memory");
+}
+
+void GpuDeviceMemory::run(GpuTransfer::Kind kind, void* dst, const void* src, std::size_t bytes, int src_gpu,
+                          const char* what) {
+  GpuTransfer transfer;
+  transfer.kind = kind;
+  transfer.dst = dst;
+  transfer.src = src;
+  transfer.bytes = bytes;
+  transfer.src_gpu = src_gpu;
+  RuntimeImpl* runtime = nullptr;
+  {
+    std::lock_guard<std::mutex> guard{mutex_};
+    runtime = runtime_;
+    if (runtime != nullptr)
+      caf::anon_send(device_actor_, GpuTransferMsg{&transfer});
+  }
+  if (runtime == nullptr)
+    fail(Errc::failed_precondition, std::string(what) + " on " + name_
+                                      + ": the Runtime that owned this GPU was destroyed; copy GPU tensors to "
+                                        "the host (t.to(\"CPU:0\")) before destroying their Runtime");
+  // The device actor answers every transfer, also when it stops.
+  runtime->wait(transfer.done, what);
+  if (!transfer.error.empty())
+    fail(Errc::internal, std::string(what) + " failed: " + transfer.error);
+}
+
+void GpuDeviceMemory::detach() noexcept {
+  std::lock_guard<std::mutex> guard{mutex_};
+  runtime_ = nullptr;
+  device_actor_ = nullptr;
+}
+
+} // namespace troupe::internal

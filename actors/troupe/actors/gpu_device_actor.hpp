@@ -1,0 +1,98 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/event_based_actor.hpp>
+
+#include <troupe/actors/completion.hpp>
+#include <troupe/core/caching_device_allocator.hpp>
+#include <troupe/core/gpu_backend.hpp>
+
+namespace troupe::internal {
+
+/// One copy or fill that a caller asks a logical GPU's device actor for, and
+/// where the caller waits for it. The caller keeps it alive until `done`.
+struct GpuTransfer {
+  enum class Kind {
+    to_host,     ///< `bytes` from this device at `src` to host memory at `dst`
+    from_host,   ///< from host memory at `src` to this device at `dst`
+    from_device, ///< from `src` on physical GPU `src_gpu` to this device at `dst`
+    fill_zero,   ///< zeroes `bytes` at `dst` on this device
+  };
+  Kind kind = Kind::fill_zero;
+  void* dst = nullptr;
+  const void* src = nullptr;
+  std::size_t bytes = 0;
+  int src_gpu = 0;
+  /// Set by the device actor: "" or why the transfer failed.
+  std::string error;
+  Completion done;
+};
+
+/// Caller -> device actor: run `transfer` on the device's stream.
+struct GpuTransferMsg {
+  GpuTransfer* transfer = nullptr;
+};
+
+/// Backend thread -> device actor: the stream finished the work enqueued up
+/// to transfer number `sequence`, with "" or the stream's error.
+struct GpuStreamDoneMsg {
+  uint64_t sequence = 0;
+  std::string error;
+};
+
+/// What a logical GPU's device actor drives.
+struct GpuDeviceSetup {
+  std::string name;          ///< "GPU:1"
+  int gpu = 0;               ///< the physical GPU the logical one lives on
+  GpuBackend* backend = nullptr;
+  GpuStream stream = nullptr; ///< created on `gpu`; the actor destroys it when it stops
+};
+
+/// The actor that owns one logical GPU's stream: every copy and fill reaches
+/// the GPU as a GpuTransferMsg, which it enqueues on its stream and answers
+/// when the backend reports the stream done (a message from the backend's
+/// callback thread); it never waits on the stream itself. Host memory is
+/// staged through page-locked buffers (cached), so copies run asynchronously
+/// whatever memory the caller's tensor uses.
+///
+/// It finishes its transfers in the order it received them (one stream).
+/// When it stops, it waits for its stream, then fails what is still pending.
+class GpuDeviceActor : public caf::event_based_actor {
+public:
+  GpuDeviceActor(caf::actor_config& cfg, GpuDeviceSetup setup);
+  ~GpuDeviceActor() override;
+
+  caf::behavior make_behavior() override;
+  void on_exit() override;
+
+private:
+  /// A transfer enqueued on the stream, with its host staging buffer; a
+  /// failed transfer leaves only its buffer (transfer null), freed once the
+  /// stream is past it.
+  struct InFlight {
+    uint64_t sequence;
+    GpuTransfer* transfer;
+    void* staging;
+  };
+
+  void start(GpuTransfer& transfer);
+  void finish(const GpuStreamDoneMsg& msg);
+  void release(InFlight& entry, std::string error);
+
+  GpuDeviceSetup setup_;
+  GpuStream stream_;
+  std::unique_ptr<CachingDeviceAllocator> staging_;
+  std::deque<InFlight> in_flight_;
+  uint64_t next_sequence_ = 0;
+};
+
+} // namespace troupe::internal
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::GpuTransferMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::GpuStreamDoneMsg)

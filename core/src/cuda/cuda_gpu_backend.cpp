@@ -1,0 +1,183 @@
+#include "cuda_gpu_backend.hpp"
+
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include <cuda_runtime_api.h>
+
+#include <troupe/core/errors.hpp>
+
+namespace troupe::internal {
+
+namespace {
+
+std::string describe(cudaError_t status) {
+  return std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status);
+}
+
+/// Error(internal) naming the GPU and the call when `status` is a failure.
+void check(cudaError_t status, int gpu, const char* call) {
+  if (status != cudaSuccess)
+    fail(Errc::internal, "GPU " + std::to_string(gpu) + ": " + call + " failed (" + describe(status) + ")");
+}
+
+void CUDART_CB on_stream_done(cudaStream_t, cudaError_t status, void* user_data) {
+  std::unique_ptr<std::function<void(const std::string&)>> done{
+    static_cast<std::function<void(const std::string&)>*>(user_data)};
+  (*done)(status == cudaSuccess ? std::string{} : describe(status));
+}
+
+class CudaGpuBackend final : public GpuBackend {
+public:
+  CudaGpuBackend() {
+    int count = 0;
+    const auto status = cudaGetDeviceCount(&count);
+    if (status != cudaSuccess) {
+      // No driver or no card: a machine without a GPU, not an error of the program.
+      reason_ = "CUDA reports " + describe(status);
+      (void) cudaGetLastError();
+      count_ = 0;
+    } else {
+      count_ = count;
+      if (count == 0)
+        reason_ = "CUDA found no GPU";
+    }
+  }
+
+  // -- discovery ------------------------------------------------------------------
+
+  int device_count() override { return count_; }
+
+  std::string unavailable_reason() override { return reason_; }
+
+  GpuProperties properties(int gpu) override {
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, gpu), gpu, "cudaGetDeviceProperties");
+    GpuProperties out;
+    out.name = prop.name;
+    out.total_memory = prop.totalGlobalMem;
+    out.compute_capability_major = prop.major;
+    out.compute_capability_minor = prop.minor;
+    select(gpu);
+    std::size_t free = 0, total = 0;
+    check(cudaMemGetInfo(&free, &total), gpu, "cudaMemGetInfo");
+    out.free_memory = free;
+    return out;
+  }
+
+  // -- memory ---------------------------------------------------------------------
+
+  void* allocate_device(int gpu, std::size_t bytes) override {
+    select(gpu);
+    void* ptr = nullptr;
+    const auto status = cudaMalloc(&ptr, bytes);
+    if (status == cudaErrorMemoryAllocation) {
+      (void) cudaGetLastError();
+      return nullptr;
+    }
+    check(status, gpu, "cudaMalloc");
+    return ptr;
+  }
+
+  void free_device(int gpu, void* ptr) noexcept override {
+    if (cudaSetDevice(gpu) == cudaSuccess)
+      (void) cudaFree(ptr);
+  }
+
+  void* allocate_pinned(std::size_t bytes) override {
+    void* ptr = nullptr;
+    const auto status = cudaHostAlloc(&ptr, bytes, cudaHostAllocPortable);
+    if (status == cudaErrorMemoryAllocation) {
+      (void) cudaGetLastError();
+      return nullptr;
+    }
+    check(status, -1, "cudaHostAlloc");
+    return ptr;
+  }
+
+  void free_pinned(void* ptr) noexcept override { (void) cudaFreeHost(ptr); }
+
+  // -- streams --------------------------------------------------------------------
+
+  GpuStream create_stream(int gpu) override {
+    select(gpu);
+    cudaStream_t stream = nullptr;
+    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), gpu, "cudaStreamCreateWithFlags");
+    return stream;
+  }
+
+  void destroy_stream(int gpu, GpuStream stream) noexcept override {
+    if (cudaSetDevice(gpu) != cudaSuccess)
+      return;
+    (void) cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
+    (void) cudaStreamDestroy(static_cast<cudaStream_t>(stream));
+  }
+
+  void copy_async(int gpu, GpuStream stream, void* dst, const void* src, std::size_t bytes, GpuCopyKind kind,
+                  int src_gpu) override {
+    select(gpu);
+    auto* s = static_cast<cudaStream_t>(stream);
+    switch (kind) {
+      case GpuCopyKind::host_to_device:
+        check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s), gpu, "cudaMemcpyAsync (host to device)");
+        return;
+      case GpuCopyKind::device_to_host:
+        check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s), gpu, "cudaMemcpyAsync (device to host)");
+        return;
+      case GpuCopyKind::device_to_device:
+        if (src_gpu == gpu) {
+          check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s), gpu,
+                "cudaMemcpyAsync (device to device)");
+        } else {
+          enable_peer_access(gpu, src_gpu);
+          check(cudaMemcpyPeerAsync(dst, gpu, src, src_gpu, bytes, s), gpu, "cudaMemcpyPeerAsync");
+        }
+        return;
+    }
+  }
+
+  void zero_async(int gpu, GpuStream stream, void* dst, std::size_t bytes) override {
+    select(gpu);
+    check(cudaMemsetAsync(dst, 0, bytes, static_cast<cudaStream_t>(stream)), gpu, "cudaMemsetAsync");
+  }
+
+  void notify_when_done(int gpu, GpuStream stream, std::function<void(const std::string&)> done) override {
+    select(gpu);
+    auto owned = std::make_unique<std::function<void(const std::string&)>>(std::move(done));
+    check(cudaStreamAddCallback(static_cast<cudaStream_t>(stream), on_stream_done, owned.get(), 0), gpu,
+          "cudaStreamAddCallback");
+    (void) owned.release(); // on_stream_done owns it now
+  }
+
+private:
+  static void select(int gpu) { check(cudaSetDevice(gpu), gpu, "cudaSetDevice"); }
+
+  /// Lets `gpu` read `peer`'s memory directly where the cards allow it (once
+  /// per pair); otherwise cudaMemcpyPeerAsync stages through the host.
+  void enable_peer_access(int gpu, int peer) {
+    std::lock_guard<std::mutex> guard{mutex_};
+    if (!peers_tried_.insert({gpu, peer}).second)
+      return;
+    int can = 0;
+    if (cudaDeviceCanAccessPeer(&can, gpu, peer) == cudaSuccess && can != 0) {
+      const auto status = cudaDeviceEnablePeerAccess(peer, 0);
+      if (status != cudaSuccess && status != cudaErrorPeerAccessAlreadyEnabled)
+        check(status, gpu, "cudaDeviceEnablePeerAccess");
+    }
+    (void) cudaGetLastError();
+  }
+
+  int count_ = 0;
+  std::string reason_;
+  std::mutex mutex_;
+  std::set<std::pair<int, int>> peers_tried_;
+};
+
+} // namespace
+
+std::unique_ptr<GpuBackend> make_cuda_gpu_backend() {
+  return std::make_unique<CudaGpuBackend>();
+}
+
+} // namespace troupe::internal

@@ -1,0 +1,64 @@
+#include <troupe/core/gpu_backend.hpp>
+
+#include <troupe/build_config.hpp>
+#include <troupe/core/errors.hpp>
+
+#if TROUPE_HAVE_CUDA
+#include "cuda/cuda_gpu_backend.hpp"
+#endif
+
+namespace troupe::internal {
+
+namespace {
+
+/// A build without CUDA: no GPUs, and a reason that names the fix.
+class NoGpuBackend final : public GpuBackend {
+public:
+  int device_count() override { return 0; }
+  std::string unavailable_reason() override {
+    return "this build of troupe has no CUDA support: it was configured with TROUPE_ENABLE_CUDA=OFF or found no "
+           "CUDA toolkit; rebuild with the toolkit under /usr/local/cuda";
+  }
+  GpuProperties properties(int gpu) override { no_gpu(gpu); }
+  void* allocate_device(int gpu, std::size_t) override { no_gpu(gpu); }
+  void free_device(int, void*) noexcept override {}
+  void* allocate_pinned(std::size_t) override { no_gpu(0); }
+  void free_pinned(void*) noexcept override {}
+  GpuStream create_stream(int gpu) override { no_gpu(gpu); }
+  void destroy_stream(int, GpuStream) noexcept override {}
+  void copy_async(int gpu, GpuStream, void*, const void*, std::size_t, GpuCopyKind, int) override { no_gpu(gpu); }
+  void zero_async(int gpu, GpuStream, void*, std::size_t) override { no_gpu(gpu); }
+  void notify_when_done(int gpu, GpuStream, std::function<void(const std::string&)>) override { no_gpu(gpu); }
+
+private:
+  [[noreturn]] void no_gpu(int gpu) {
+    fail(Errc::internal, "GPU " + std::to_string(gpu) + " was used, but " + unavailable_reason());
+  }
+};
+
+GpuBackend* installed = nullptr;
+
+} // namespace
+
+GpuBackend& gpu_backend() {
+  if (installed != nullptr)
+    return *installed;
+#if TROUPE_HAVE_CUDA
+  static GpuBackend& builtin = *make_cuda_gpu_backend().release();
+#else
+  static GpuBackend& builtin = *new NoGpuBackend;
+#endif
+  // Never destroyed: device memory may be freed during static destruction.
+  return builtin;
+}
+
+ScopedGpuBackend::ScopedGpuBackend(std::unique_ptr<GpuBackend> backend)
+  : backend_(std::move(backend)), previous_(installed) {
+  installed = backend_.get();
+}
+
+ScopedGpuBackend::~ScopedGpuBackend() {
+  installed = previous_;
+}
+
+} // namespace troupe::internal

@@ -1,0 +1,92 @@
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace troupe::internal {
+
+/// A backend's stream: work enqueued on it runs in order on one GPU.
+using GpuStream = void*;
+
+/// What a GPU is, as the backend reports it.
+struct GpuProperties {
+  std::string name;              ///< "NVIDIA H100 80GB HBM3"
+  std::size_t total_memory = 0;  ///< bytes
+  std::size_t free_memory = 0;   ///< bytes free when asked
+  int compute_capability_major = 0;
+  int compute_capability_minor = 0;
+};
+
+/// Which memories a copy moves bytes between.
+enum class GpuCopyKind { host_to_device, device_to_host, device_to_device };
+
+/// The GPU driver that troupe's device actors use: CUDA's runtime API in a
+/// CUDA build, none in a build without CUDA, a host-memory emulation in
+/// troupe's tests.
+///
+/// Every call names the physical GPU it acts on and makes it current itself:
+/// nothing relies on a thread's current device, since actors and the fibers
+/// on them move between threads. Calls other than device_count and
+/// unavailable_reason throw Error(internal) naming the GPU and the failed
+/// driver call. Thread-safe.
+class GpuBackend {
+public:
+  virtual ~GpuBackend() = default;
+
+  // -- discovery ------------------------------------------------------------------
+
+  /// Physical GPUs this process may use; 0 without any (never throws).
+  [[nodiscard]] virtual int device_count() = 0;
+  /// Why device_count() is 0, for error messages ("this build of troupe has
+  /// no CUDA support ...", "CUDA reports: no CUDA-capable device is detected").
+  [[nodiscard]] virtual std::string unavailable_reason() = 0;
+  [[nodiscard]] virtual GpuProperties properties(int gpu) = 0;
+
+  // -- memory ---------------------------------------------------------------------
+
+  /// Device memory on `gpu`, or nullptr when the card is out of memory.
+  [[nodiscard]] virtual void* allocate_device(int gpu, std::size_t bytes) = 0;
+  virtual void free_device(int gpu, void* ptr) noexcept = 0;
+  /// Page-locked host memory for staging copies, or nullptr when out of it.
+  [[nodiscard]] virtual void* allocate_pinned(std::size_t bytes) = 0;
+  virtual void free_pinned(void* ptr) noexcept = 0;
+
+  // -- streams --------------------------------------------------------------------
+
+  [[nodiscard]] virtual GpuStream create_stream(int gpu) = 0;
+  /// Waits for the stream's work, then destroys it.
+  virtual void destroy_stream(int gpu, GpuStream stream) noexcept = 0;
+  /// Enqueues a copy of `bytes` on `stream` of `gpu`; host memory must be
+  /// pinned (allocate_pinned). Device to device may cross GPUs (`src` on
+  /// `src_gpu`), through peer access where the cards allow it.
+  virtual void copy_async(int gpu, GpuStream stream, void* dst, const void* src, std::size_t bytes,
+                          GpuCopyKind kind, int src_gpu) = 0;
+  /// Enqueues setting `bytes` at `dst` to zero.
+  virtual void zero_async(int gpu, GpuStream stream, void* dst, std::size_t bytes) = 0;
+  /// Calls `done` once the work enqueued on `stream` so far has finished,
+  /// with "" or the error that stopped the stream. `done` runs on a thread of
+  /// the backend, never inside this call, and must not call the backend.
+  virtual void notify_when_done(int gpu, GpuStream stream, std::function<void(const std::string& error)> done) = 0;
+};
+
+/// The process's backend: CUDA in a CUDA build, else one without GPUs.
+[[nodiscard]] GpuBackend& gpu_backend();
+
+/// Replaces the process's backend while it lives (troupe's tests run the GPU
+/// code on an emulated backend this way). Create it before any Runtime and
+/// destroy it after the last one; not thread-safe against running Runtimes.
+class ScopedGpuBackend {
+public:
+  explicit ScopedGpuBackend(std::unique_ptr<GpuBackend> backend);
+  ~ScopedGpuBackend();
+  ScopedGpuBackend(const ScopedGpuBackend&) = delete;
+  ScopedGpuBackend& operator=(const ScopedGpuBackend&) = delete;
+
+private:
+  std::unique_ptr<GpuBackend> backend_;
+  GpuBackend* previous_;
+};
+
+} // namespace troupe::internal
