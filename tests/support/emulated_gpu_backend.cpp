@@ -83,7 +83,9 @@ internal::GpuStream EmulatedGpuBackend::create_stream(int gpu) {
 }
 
 void EmulatedGpuBackend::destroy_stream(int, internal::GpuStream) noexcept {
-  std::lock_guard<std::mutex> guard{mutex_};
+  // As cudaStreamDestroy after a synchronize: the stream's callbacks have run.
+  std::unique_lock<std::mutex> lock{mutex_};
+  idle_.wait(lock, [&] { return completions_.empty() && !delivering_; });
   --streams_alive_;
 }
 
@@ -133,9 +135,13 @@ void EmulatedGpuBackend::deliver() {
       return;
     auto next = std::move(completions_.front());
     completions_.pop_front();
+    delivering_ = true;
     lock.unlock();
     next();
+    next = nullptr;
     lock.lock();
+    delivering_ = false;
+    idle_.notify_all();
   }
 }
 

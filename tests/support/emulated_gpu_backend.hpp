@@ -86,6 +86,8 @@ private:
   // Completions, delivered in order by one thread.
   std::condition_variable wake_;
   std::deque<std::function<void()>> completions_;
+  bool delivering_ = false;
+  std::condition_variable idle_;  // no completion queued or running
   bool stopping_ = false;
   std::thread deliverer_;
 };
