@@ -22,10 +22,6 @@ private:
   GpuBackend& backend_;
 };
 
-std::string message_of(const std::exception& e) {
-  return e.what();
-}
-
 } // namespace
 
 GpuDeviceActor::GpuDeviceActor(caf::actor_config& cfg, GpuDeviceSetup setup)
@@ -78,7 +74,7 @@ void GpuDeviceActor::start(GpuTransfer& transfer) {
     // The caller learns at once. A staging buffer that an enqueued copy may
     // still use is freed only once the stream is past it (the next
     // transfer's callback, or when this actor stops).
-    transfer.error = setup_.name + ": " + message_of(e);
+    transfer.error = setup_.name + ": " + e.what();
     transfer.done.set();
     if (entry.staging != nullptr)
       in_flight_.push_back(InFlight{entry.sequence, nullptr, entry.staging});

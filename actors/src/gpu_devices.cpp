@@ -27,12 +27,6 @@ private:
   int gpu_;
 };
 
-std::string gib(std::size_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
-  return text;
-}
-
 } // namespace
 
 void GpuDevices::check_options(const RuntimeOptions& options) {
@@ -74,9 +68,9 @@ std::unique_ptr<GpuDevices> GpuDevices::start(RuntimeImpl& runtime, const Runtim
     }
     TROUPE_LOG(info, "gpu") << "GPU " << gpu << " (" << properties.name << ", compute capability "
                             << properties.compute_capability_major << "." << properties.compute_capability_minor
-                            << ", " << gib(properties.free_memory) << " free of " << gib(properties.total_memory)
+                            << ", " << human_bytes(properties.free_memory) << " free of " << human_bytes(properties.total_memory)
                             << "): logical devices GPU:" << gpu * per_gpu << "..GPU:" << gpu * per_gpu + per_gpu - 1
-                            << ", " << gib(limit) << " each";
+                            << ", " << human_bytes(limit) << " each";
   }
   return devices;
 }

@@ -17,8 +17,9 @@ namespace {
 /// The smallest bucket, and the granularity of every bucket.
 constexpr std::size_t min_bucket = 512;
 
-/// `bytes` for people: "0 B", "512 B", "1.50 KiB", "6.00 GiB" (two decimals
-/// from 1 KiB on; GiB is the largest unit).
+} // namespace
+
+// GiB is the largest unit.
 std::string human_bytes(std::size_t bytes) {
   if (bytes < 1024)
     return std::to_string(bytes) + " B";
@@ -34,8 +35,6 @@ std::string human_bytes(std::size_t bytes) {
   std::snprintf(buf, sizeof(buf), "%.2f %s", value, units[unit]);
   return buf;
 }
-
-} // namespace
 
 // -- constructors, destructors, and assignment operators ----------------------
 

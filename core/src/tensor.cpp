@@ -190,8 +190,9 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, const DeviceSpec& device) 
   require_non_negative(shape, "Tensor::empty");
   const auto bytes = checked_bytes(shape, dtype, "Tensor::empty");
   if (auto memory = internal::device_memory_for(device)) {
-    // A GPU tensor names its device in the local short form, however it was spelled.
-    const auto* local = detail::intern_device(DeviceSpec::from_string(memory->device()));
+    // A GPU tensor names its device in the local short form, however it was
+    // spelled ("/job:localhost/.../device:GPU:1" and "/gpu:1" give "GPU:1").
+    const auto* local = detail::intern_device(DeviceSpec::local("GPU", device.device_index().value_or(0)));
     auto buffer = std::make_shared<detail::Buffer>(bytes, std::move(memory));
     std::byte* data = buffer->data();
     return Tensor{std::move(buffer), data, shape, dtype, local};

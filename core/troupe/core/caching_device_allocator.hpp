@@ -48,6 +48,10 @@ struct DeviceMemoryStats {
 /// The allocator must outlive every block it handed out: its destructor
 /// returns the blocks still in use to the raw memory as well (tensor buffers
 /// hold a shared_ptr to their allocator to guarantee that).
+/// `bytes` for people: "0 B", "512 B", "1.50 KiB", "6.00 GiB" (two decimals
+/// from 1 KiB on), as the allocator's errors write them.
+[[nodiscard]] std::string human_bytes(std::size_t bytes);
+
 class CachingDeviceAllocator {
 public:
   // -- constructors, destructors, and assignment operators --------------------
