@@ -1,4 +1,5 @@
 #include <troupe/actors/collective_group_actor.hpp>
+#include <troupe/actors/gpu_all_reduce.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -324,6 +325,20 @@ void CollectiveGroupActor::reduce(const CollectiveKey& key, Pending& pending) {
   const auto n = inputs.size();
   // Across workers the local part sums, and the mean divides by every worker's replicas at the end.
   const auto op = cross_ ? ReduceOp::SUM : pending.contributions.front()->request->op;
+  if (GpuAllReduce::wanted(inputs)) {
+    if (cross_)
+      throw Error(Errc::not_supported, "all_reduce of GPU tensors across workers needs NCCL, which troupe does "
+                                       "not drive yet; run MultiWorkerMirroredStrategy's replicas on CPU devices");
+    // The replicas' fibers reduce on their GPUs' streams (GpuAllReduce::run).
+    auto plan = std::make_shared<GpuAllReduce>(op, std::move(inputs), setup_.devices);
+    for (const auto& sender : pending.senders) {
+      auto result = std::make_shared<CollectiveResult>();
+      result->gpu_all_reduce = plan;
+      send(sender, CollectiveDoneMsg{key, std::move(result), Errc::internal, {}, nullptr});
+    }
+    pending_.erase(key);
+    return;
+  }
   if (n == 1) {
     // One replica: the sum and the mean are its (immutable) input itself.
     finish_local(key, pending, std::move(inputs.front()));
@@ -363,6 +378,13 @@ void CollectiveGroupActor::on_part_done(const PartDoneMsg& msg) {
 
 void CollectiveGroupActor::deliver(const CollectiveKey& key, Pending& pending,
                                    std::vector<Tensor> tensors, MergeValue merge_result) {
+  for (const auto& t : tensors)
+    if (!t.on_host()) {
+      fail(key, pending, Errc::not_supported,
+           describe(key) + " failed: collectives other than all_reduce do not take GPU tensors yet; copy them "
+                           "to the host first (t.to(\"CPU:0\"))");
+      return;
+    }
   for (size_t i = 0; i < pending.senders.size(); ++i) {
     auto result = std::make_shared<CollectiveResult>();
     result->tensors.reserve(tensors.size());

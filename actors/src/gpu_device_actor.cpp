@@ -37,11 +37,28 @@ caf::behavior GpuDeviceActor::make_behavior() {
   // its callers waiting.
   return {
     [this](GpuTransferMsg msg) { start(*msg.transfer); },
+    [this](GpuLaunchMsg& msg) { enqueue_kernel(msg); },
     [this](GpuStreamDoneMsg& msg) { finish(msg); },
   };
 }
 
+void GpuDeviceActor::enqueue_kernel(GpuLaunchMsg& msg) {
+  if (!failure_.empty())
+    return;
+  try {
+    setup_.backend->make_current(setup_.gpu);
+    msg.enqueue(GpuLaunchContext{setup_.gpu, stream_, &handles_});
+  } catch (const std::exception& e) {
+    failure_ = setup_.name + ": " + msg.what + " failed to launch: " + e.what();
+  }
+}
+
 void GpuDeviceActor::start(GpuTransfer& transfer) {
+  if (!failure_.empty()) {
+    transfer.error = failure_;
+    transfer.done.set();
+    return;
+  }
   InFlight entry{++next_sequence_, &transfer, nullptr};
   auto& backend = *setup_.backend;
   try {
@@ -63,6 +80,8 @@ void GpuDeviceActor::start(GpuTransfer& transfer) {
         break;
       case GpuTransfer::Kind::fill_zero:
         backend.zero_async(setup_.gpu, stream_, transfer.dst, transfer.bytes);
+        break;
+      case GpuTransfer::Kind::barrier:
         break;
     }
     // The callback runs on a backend thread: it only sends a message.
@@ -86,6 +105,8 @@ void GpuDeviceActor::start(GpuTransfer& transfer) {
 void GpuDeviceActor::finish(const GpuStreamDoneMsg& msg) {
   // One stream: its callbacks come in the order they were enqueued, and each
   // one means every transfer up to its sequence number is done.
+  if (!msg.error.empty() && failure_.empty())
+    failure_ = setup_.name + ": the stream failed: " + msg.error;
   while (!in_flight_.empty() && in_flight_.front().sequence <= msg.sequence) {
     auto entry = in_flight_.front();
     in_flight_.pop_front();
@@ -113,6 +134,7 @@ void GpuDeviceActor::on_exit() {
   if (stream_ != nullptr)
     setup_.backend->destroy_stream(setup_.gpu, stream_);
   stream_ = nullptr;
+  handles_ = {};  // after the stream: its kernels may have used them
   for (auto& entry : in_flight_)
     release(entry, setup_.name + "'s device actor stopped (its Runtime is being destroyed) before the transfer "
                                  "finished");

@@ -27,11 +27,28 @@ void GpuDeviceMemory::copy_from_device(void* dst, DeviceMemory& source, const vo
   if (gpu_source == nullptr)
     fail(Errc::internal, name_ + ": a device-to-device copy from " + source.device()
                            + ", which is not a GPU of a troupe Runtime");
+  // The copy runs on this device's stream: the source's stream must first be
+  // past the work that writes `src`.
+  if (gpu_source != this)
+    gpu_source->synchronize();
   run(GpuTransfer::Kind::from_device, dst, src, bytes, gpu_source->gpu(), "a copy between GPUs");
 }
 
 void GpuDeviceMemory::fill_zero(void* dst, std::size_t bytes) {
   run(GpuTransfer::Kind::fill_zero, dst, nullptr, bytes, gpu_, "zeroing GPU memory");
+}
+
+void GpuDeviceMemory::launch(const char* what, std::function<void(const GpuLaunchContext&)> enqueue) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  if (runtime_ == nullptr)
+    fail(Errc::failed_precondition, std::string(what) + " on " + name_
+                                      + ": the Runtime that owned this GPU was destroyed; copy GPU tensors to "
+                                        "the host (t.to(\"CPU:0\")) before destroying their Runtime");
+  caf::anon_send(device_actor_, GpuLaunchMsg{what, std::move(enqueue)});
+}
+
+void GpuDeviceMemory::synchronize() {
+  run(GpuTransfer::Kind::barrier, nullptr, nullptr, 0, gpu_, "waiting for the GPU");
 }
 
 void GpuDeviceMemory::run(GpuTransfer::Kind kind, void* dst, const void* src, std::size_t bytes, int src_gpu,

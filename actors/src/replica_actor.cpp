@@ -1,5 +1,7 @@
 #include <troupe/actors/replica_actor.hpp>
 
+#include <troupe/actors/gpu_all_reduce.hpp>
+
 #include <boost/context/protected_fixedsize_stack.hpp>
 #include <caf/all.hpp>
 
@@ -200,6 +202,11 @@ CollectiveResult ReplicaActor::collective(CollectiveRequest request) {
   }
   auto result = std::move(*result_);
   result_.reset();
+  if (auto plan = std::move(result.gpu_all_reduce))
+    result.tensors = plan->run(setup_.replica, [this](const Completion& done) {
+      if (!done.done())
+        await(done);
+    });
   return result;
 }
 

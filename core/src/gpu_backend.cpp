@@ -24,6 +24,8 @@ public:
   void free_device(int, void*) noexcept override {}
   void* allocate_pinned(std::size_t) override { no_gpu(0); }
   void free_pinned(void*) noexcept override {}
+  void make_current(int gpu) override { no_gpu(gpu); }
+  bool can_read_peer(int gpu, int) override { no_gpu(gpu); }
   GpuStream create_stream(int gpu) override { no_gpu(gpu); }
   void destroy_stream(int, GpuStream) noexcept override {}
   void copy_async(int gpu, GpuStream, void*, const void*, std::size_t, GpuCopyKind, int) override { no_gpu(gpu); }

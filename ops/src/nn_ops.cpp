@@ -20,6 +20,7 @@
 
 #include <troupe/ops/cpu_kernels.hpp>
 #include <troupe/ops/eigen_gemm.hpp>
+#include <troupe/ops/gpu_ops.hpp>
 #include <troupe/ops/eigen_types.hpp>
 #include <troupe/core/denormals.hpp>
 #include <troupe/ops/tensor_checks.hpp>
@@ -174,6 +175,8 @@ SoftmaxCrossEntropy sparse_cross_entropy(const Tensor& labels, const Tensor& log
                                          bool with_backprop, const char* op) {
   const ScopedFlushDenormals flush_denormals;
   const int64_t classes = check_sparse_labels(labels, logits, op, true);
+  if (internal::any_on_gpu(labels, logits))
+    return internal::gpu_cross_entropy(labels, logits, classes, with_loss, with_backprop, op);
   if (is_half(logits.dtype())) {
     auto result =
       sparse_cross_entropy(labels, logits.cast(DType::float32), with_loss, with_backprop, op);
@@ -204,6 +207,8 @@ Tensor softmax_impl(const Tensor& logits, bool log) {
     fail(Errc::invalid_argument, std::string{op} + ": logits must have rank 1 or more (the last "
                                    + "axis holds the classes), but they are a " + describe(logits)
                                    + "; reshape them to (1,) first");
+  if (internal::any_on_gpu(logits))
+    return internal::gpu_softmax(logits, log);
   if (is_half(logits.dtype()))
     return softmax_impl(logits.cast(DType::float32), log).cast(logits.dtype());
   const int64_t cols = logits.shape()[logits.rank() - 1];
@@ -328,11 +333,13 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose
            + ", transpose_b=" + (transpose_b ? "true" : "false") + "): the inner dimensions "
            + std::to_string(k) + " and " + std::to_string(k_b)
            + " differ; transpose or reshape an operand so that [M, K] x [K, N]");
+  const int64_t m = transpose_a ? a.shape()[1] : a.shape()[0];
+  const int64_t n = transpose_b ? b.shape()[0] : b.shape()[1];
+  if (internal::any_on_gpu(a, b))
+    return internal::gpu_matmul(a, b, transpose_a, transpose_b, m, n, k);
   if (is_half(a.dtype()))
     return matmul(a.cast(DType::float32), b.cast(DType::float32), transpose_a, transpose_b)
       .cast(a.dtype());
-  const int64_t m = transpose_a ? a.shape()[1] : a.shape()[0];
-  const int64_t n = transpose_b ? b.shape()[0] : b.shape()[1];
   Tensor result = Tensor::empty(Shape{m, n}, a.dtype(), a.device());
   if (m == 0 || n == 0)
     return result;
@@ -371,6 +378,8 @@ Tensor bias_add(const Tensor& value, const Tensor& bias) {
                                  + " does not fit value of shape " + value.shape().to_string()
                                  + "; bias must be a vector of the last dimension, shape ("
                                  + std::to_string(cols) + ",)");
+  if (internal::any_on_gpu(value, bias))
+    return internal::gpu_bias_add(value, bias);
   Tensor result = Tensor::empty(value.shape(), value.dtype(), value.device());
   const int64_t rows = cols == 0 ? 0 : value.num_elements() / cols;
   if (result.num_elements() == 0)
@@ -403,6 +412,8 @@ Tensor relu(const Tensor& features) {
   const char* op = "relu";
   require_valid(features, op, "features");
   require_numeric(features, op, "features");
+  if (internal::any_on_gpu(features))
+    return internal::gpu_unary(internal::GpuUnaryOp::relu, features, op);
   Tensor result = Tensor::empty(features.shape(), features.dtype(), features.device());
   if (features.dtype() == DType::float32) {
     internal::cpu_kernels().relu_f32(features.data<float>(), result.mutable_data<float>(),
@@ -428,6 +439,8 @@ Tensor relu_grad(const Tensor& gradients, const Tensor& features) {
   require_same_dtype(gradients, "gradients", features, "features", op);
   require_same_shape(gradients, "gradients", features, "features", op);
   require_numeric(features, op, "features");
+  if (internal::any_on_gpu(gradients, features))
+    return internal::gpu_relu_grad(gradients, features);
   Tensor result = Tensor::empty(features.shape(), features.dtype(), gradients.device());
   if (features.dtype() == DType::float32) {
     internal::cpu_kernels().relu_grad_f32(gradients.data<float>(), features.data<float>(),
@@ -544,6 +557,8 @@ int64_t accuracy_count(const Tensor& labels, const Tensor& logits) {
   const ScopedFlushDenormals flush_denormals;
   const char* op = "accuracy_count";
   const int64_t classes = check_sparse_labels(labels, logits, op, false);
+  if (internal::any_on_gpu(labels, logits))
+    return internal::gpu_accuracy_count(labels, logits, classes);
   const int64_t rows = labels.num_elements();
   int64_t correct = 0;
   visit_labels(labels.dtype(), [&](auto label_tag) {
@@ -568,6 +583,8 @@ Tensor square(const Tensor& x) {
   const ScopedFlushDenormals flush_denormals;
   require_valid(x, "square", "x");
   require_numeric(x, "square", "x");
+  if (internal::any_on_gpu(x))
+    return internal::gpu_unary(internal::GpuUnaryOp::square, x, "square");
   Tensor result = Tensor::empty(x.shape(), x.dtype(), x.device());
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -583,6 +600,8 @@ Tensor sqrt(const Tensor& x) {
   const ScopedFlushDenormals flush_denormals;
   require_valid(x, "sqrt", "x");
   require_floating(x, "sqrt", "x");
+  if (internal::any_on_gpu(x))
+    return internal::gpu_unary(internal::GpuUnaryOp::sqrt, x, "sqrt");
   Tensor result = Tensor::empty(x.shape(), x.dtype(), x.device());
   visit_floating(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -597,6 +616,12 @@ Tensor sqrt(const Tensor& x) {
 void axpy_inplace(Tensor& y, double alpha, const Tensor& x) {
   const ScopedFlushDenormals flush_denormals;
   check_update({{&y, "y"}, {&x, "x"}}, "axpy_inplace");
+  if (internal::any_on_gpu(y, x)) {
+    // The update runs where the tensor it writes lives.
+    if (!y.on_host())
+      return internal::gpu_axpy(y, alpha, x);
+    return axpy_inplace(y, alpha, x.to(y.device()));
+  }
   visit_floating(y.dtype(), [&](auto tag) {
     using T = decltype(tag);
     using C = compute_t<T>;
@@ -612,6 +637,15 @@ void apply_momentum(Tensor& var, Tensor& accum, const Tensor& grad,
                     const MomentumOptions& options) {
   const ScopedFlushDenormals flush_denormals;
   check_update({{&var, "var"}, {&accum, "accum"}, {&grad, "grad"}}, "apply_momentum");
+  if (internal::any_on_gpu(var, accum, grad)) {
+    if (!var.on_host())
+      return internal::gpu_momentum(var, accum, grad, options);
+    if (!accum.on_host())
+      fail(Errc::invalid_argument, "apply_momentum: var is on " + var.device().short_name() + " but accum is on "
+                                     + accum.device().short_name() + "; the tensors an update writes must live on "
+                                       "one device (create them there, or copy with .to())");
+    return apply_momentum(var, accum, grad.to(var.device()), options);
+  }
   visit_floating(var.dtype(), [&](auto tag) {
     using T = decltype(tag);
     using C = compute_t<T>;
@@ -642,6 +676,16 @@ void apply_adam(Tensor& var, Tensor& m, Tensor& v, const Tensor& grad, int64_t s
   // the C library and the CPU.
   const double alpha = options.learning_rate * std::sqrt(1.0 - power(options.beta_2, step))
                        / (1.0 - power(options.beta_1, step));
+  if (internal::any_on_gpu(var, m, v, grad)) {
+    if (!var.on_host())
+      return internal::gpu_adam(var, m, v, grad, alpha, options);
+    if (!m.on_host() || !v.on_host())
+      fail(Errc::invalid_argument, "apply_adam: var is on " + var.device().short_name() + " but m is on "
+                                     + m.device().short_name() + " and v on " + v.device().short_name()
+                                     + "; the tensors an update writes must live on one device (create them "
+                                       "there, or copy with .to())");
+    return apply_adam(var, m, v, grad.to(var.device()), step, options);
+  }
   if (var.dtype() == DType::float32) {
     // Write access first, as below: shared buffers are copied before the kernel writes.
     float* w = var.mutable_data<float>();

@@ -12,6 +12,7 @@
 #include <troupe/core/denormals.hpp>
 #include <troupe/ops/tensor_checks.hpp>
 #include <troupe/core/errors.hpp>
+#include <troupe/ops/gpu_ops.hpp>
 
 namespace troupe {
 
@@ -59,9 +60,11 @@ Shape check_binary(const Tensor& a, const Tensor& b, const char* op) {
 /// `fn(x, y)` over Eigen expressions in compute_t<T>, with a rank-0 operand
 /// broadcast as a constant. Not for integer division, whose unsigned form differs.
 template <class Fn>
-Tensor binary(const Tensor& a, const Tensor& b, const char* op, Fn fn) {
+Tensor binary(const Tensor& a, const Tensor& b, const char* op, internal::GpuBinaryOp gpu_op, Fn fn) {
   const ScopedFlushDenormals flush_denormals;
   const Shape shape = check_binary(a, b, op);
+  if (internal::any_on_gpu(a, b))
+    return internal::gpu_binary(gpu_op, a, b, shape, op);
   Tensor result = Tensor::empty(shape, a.dtype(), a.device());
   visit_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -218,6 +221,9 @@ Tensor reduce(const Tensor& x, std::optional<int> axis, bool mean) {
     fail(Errc::invalid_argument,
          "reduce_mean: cannot average zero elements of an " + describe(x)
            + (axis ? " along axis " + std::to_string(*axis) : std::string{}));
+  if (internal::any_on_gpu(x))
+    return internal::gpu_reduce_sum(x, outer, length, inner, shape,
+                                    mean ? 1.0f / static_cast<float>(length) : 1.0f, op);
   Tensor result = Tensor::empty(shape, x.dtype(), x.device());
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -232,24 +238,26 @@ Tensor reduce(const Tensor& x, std::optional<int> axis, bool mean) {
 // -- arithmetic ----------------------------------------------------------------------
 
 Tensor add(const Tensor& a, const Tensor& b) {
-  return binary(a, b, "add", [](const auto& x, const auto& y) { return x + y; });
+  return binary(a, b, "add", internal::GpuBinaryOp::add, [](const auto& x, const auto& y) { return x + y; });
 }
 
 Tensor subtract(const Tensor& a, const Tensor& b) {
-  return binary(a, b, "subtract", [](const auto& x, const auto& y) { return x - y; });
+  return binary(a, b, "subtract", internal::GpuBinaryOp::subtract, [](const auto& x, const auto& y) { return x - y; });
 }
 
 Tensor multiply(const Tensor& a, const Tensor& b) {
-  return binary(a, b, "multiply", [](const auto& x, const auto& y) { return x * y; });
+  return binary(a, b, "multiply", internal::GpuBinaryOp::multiply, [](const auto& x, const auto& y) { return x * y; });
 }
 
 Tensor divide(const Tensor& a, const Tensor& b) {
   const Shape shape = check_binary(a, b, "divide");
+  if (internal::any_on_gpu(a, b))
+    return internal::gpu_binary(internal::GpuBinaryOp::divide, a, b, shape, "divide");
   switch (a.dtype()) {
     case DType::int32: return integer_divide<int32_t>(a, b, shape);
     case DType::int64: return integer_divide<int64_t>(a, b, shape);
     case DType::uint8: return integer_divide<uint8_t>(a, b, shape);
-    default: return binary(a, b, "divide", [](const auto& x, const auto& y) { return x / y; });
+    default: return binary(a, b, "divide", internal::GpuBinaryOp::divide, [](const auto& x, const auto& y) { return x / y; });
   }
 }
 
@@ -257,6 +265,8 @@ Tensor negate(const Tensor& a) {
   const ScopedFlushDenormals flush_denormals;
   require_valid(a, "negate");
   require_arithmetic(a, "negate");
+  if (internal::any_on_gpu(a))
+    return internal::gpu_unary(internal::GpuUnaryOp::negate, a, "negate");
   Tensor result = Tensor::empty(a.shape(), a.dtype(), a.device());
   visit_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);

@@ -49,6 +49,27 @@ double accuracy(const train::Mlp& model, const Split& split) {
   return train::accuracy_of(weights, split);
 }
 
+int gpu_count(const troupe::Runtime& rt) {
+  int gpus = 0;
+  for (const auto& device : rt.devices())
+    gpus += device.is_gpu() ? 1 : 0;
+  return gpus;
+}
+
+/// Whether the mirrored replicas run on GPUs: --device gpu, or auto on a
+/// machine with a GPU (one process, no TPU).
+bool uses_gpus(const train::Options& opts, troupe::Runtime& rt, bool multi_worker_or_tpu) {
+  if (opts.device == "cpu" || (opts.device == "auto" && (multi_worker_or_tpu || opts.simulate)))
+    return false;
+  if (opts.device == "gpu") {
+    if (multi_worker_or_tpu)
+      throw std::invalid_argument("--device gpu runs MirroredStrategy in one process: GPU tensors do not cross "
+                                  "workers until troupe drives NCCL; use --device cpu with troupe-launch");
+    (void) rt.resolve_device("GPU:0");  // no GPU: an error that says why
+  }
+  return gpu_count(rt) > 0;
+}
+
 /// One training step on this replica, shared by the mirrored and the TPU
 /// loops: the packed all-reduce of the gradients, then the optimizer update.
 train::StepResult train_one_step(const train::Mlp& model, train::Optimizer& optimizer, const troupe::Element& batch) {
@@ -89,14 +110,14 @@ struct EpochTotals {
 uint64_t fingerprint(const std::vector<troupe::Variable>& variables) {
   uint64_t hash = 1469598103934665603ull;
   for (const auto& v : variables) {
-    const Tensor t = v.read_value();
+    const Tensor t = v.read_value().to("CPU:0");
     for (size_t i = 0; i < t.nbytes(); ++i)
       hash = (hash ^ static_cast<uint64_t>(t.raw_data()[i])) * 1099511628211ull;
   }
   return hash;
 }
 
-int run(const train::Options& opts) {
+int run(train::Options opts) {
   auto train_split = train::load_split(opts.data_dir, "train");
   const auto test_split = train::load_split(opts.data_dir, "t10k");
   if (opts.limit_examples > 0)
@@ -127,8 +148,21 @@ int run(const train::Options& opts) {
   else
     rt = std::make_unique<troupe::Runtime>(troupe::RuntimeOptions{.logical_cpu_devices = opts.replicas});
   std::vector<std::string> devices;
-  for (int i = 0; i < opts.replicas; ++i)
-    devices.push_back("CPU:" + std::to_string(i));
+  if (uses_gpus(opts, *rt, multi_worker || tpu)) {
+    // One replica per GPU by default; more replicas than GPUs split each card
+    // into logical GPUs.
+    const int gpus = gpu_count(*rt);
+    if (!opts.replicas_given)
+      opts.replicas = gpus;
+    if (opts.replicas > gpus)
+      rt = std::make_unique<troupe::Runtime>(troupe::RuntimeOptions{
+        .logical_cpu_devices = 1, .logical_gpu_devices_per_gpu = (opts.replicas + gpus - 1) / gpus});
+    for (int i = 0; i < opts.replicas; ++i)
+      devices.push_back("GPU:" + std::to_string(i));
+  } else {
+    for (int i = 0; i < opts.replicas; ++i)
+      devices.push_back("CPU:" + std::to_string(i));
+  }
   std::unique_ptr<troupe::Strategy> strategy_owner;
   troupe::TPUStrategy* tpu_strategy = nullptr;
   if (tpu) {

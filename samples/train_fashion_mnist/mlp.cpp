@@ -41,9 +41,13 @@ Tensor logits_of(const std::vector<Tensor>& weights, const Tensor& x) {
   return h;
 }
 
-std::vector<Tensor> local_sums(const std::vector<Tensor>& weights, const Tensor& x, const Tensor& y) {
+std::vector<Tensor> local_sums(const std::vector<Tensor>& weights, const Tensor& host_x, const Tensor& host_y) {
   const Tensor& w1 = weights[0], &b1 = weights[1], &w2 = weights[2], &b2 = weights[3], &w3 = weights[4],
                 &b3 = weights[5];
+  // The batch goes where the replica's weights are (its GPU, or a view on its CPU device).
+  const auto& device = w1.device();
+  const Tensor x = host_x.to(device);
+  const Tensor y = host_y.to(device);
   // Forward.
   const Tensor z1 = troupe::bias_add(troupe::matmul(x, w1), b1);
   const Tensor h1 = troupe::relu(z1);
@@ -60,8 +64,8 @@ std::vector<Tensor> local_sums(const std::vector<Tensor>& weights, const Tensor&
     troupe::matmul(h1, dz2, true, false), troupe::reduce_sum(dz2, 0),
     troupe::matmul(h2, dlogits, true, false), troupe::reduce_sum(dlogits, 0),
     troupe::reduce_sum(ce.loss),
-    Tensor(static_cast<float>(troupe::accuracy_count(y, logits))),
-    Tensor(static_cast<float>(x.shape()[0])),
+    Tensor(static_cast<float>(troupe::accuracy_count(y, logits))).to(device),
+    Tensor(static_cast<float>(x.shape()[0])).to(device),
   };
 }
 
@@ -92,9 +96,10 @@ StepResult Mlp::train_step(const Tensor& x, const Tensor& y) const {
   const auto comm_start = std::chrono::steady_clock::now();
   auto summed = troupe::get_replica_context().all_reduce(troupe::ReduceOp::SUM, packed);
   result.communication_seconds = seconds_since(comm_start);
-  result.loss_sum = summed[6].item<double>();
-  result.correct = summed[7].item<double>();
-  result.examples = summed[8].item<double>();
+  // The sums come back to the host (from a GPU, a copy).
+  result.loss_sum = summed[6].to("CPU:0").item<double>();
+  result.correct = summed[7].to("CPU:0").item<double>();
+  result.examples = summed[8].to("CPU:0").item<double>();
   const double scale = result.examples > 0 ? 1.0 / result.examples : 0.0;
   for (int i = 0; i < 6; ++i)
     result.gradients.push_back(summed[static_cast<size_t>(i)] * static_cast<float>(scale));

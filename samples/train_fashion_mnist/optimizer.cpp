@@ -48,7 +48,7 @@ double Optimizer::learning_rate_at(int64_t step) const {
 
 void Optimizer::apply(const std::vector<Tensor>& gradients) {
   auto& extended = strategy_.extended();
-  const int64_t step = step_.read_value().item<int64_t>() + 1;
+  const int64_t step = step_.read_value().to("CPU:0").item<int64_t>() + 1;
   const double learning_rate = learning_rate_at(step);
   for (size_t i = 0; i < variables_.size(); ++i) {
     Tensor var = variables_[i].read_value();

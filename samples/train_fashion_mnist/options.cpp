@@ -59,6 +59,12 @@ Options parse_options(int argc, const char* const* argv) {
   add_number(app, "--replicas", opts.replicas, 1, 64,
              "replicas (logical CPU devices) of MirroredStrategy (default 4); with --strategy ps the "
              "devices of each worker (default 1)");
+  app.add_option("--device", opts.device,
+                 "--strategy mirrored: where the replicas run: gpu (the GPUs, split into --replicas logical "
+                 "GPUs when there are fewer; default when this machine has a GPU), cpu (--replicas logical CPU "
+                 "devices) or auto")
+    ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
+    ->type_name("NAME");
   add_number(app, "--workers", opts.workers, 1, 64, "--strategy ps: worker tasks (default 2)");
   add_number(app, "--ps", opts.ps, 1, 64, "--strategy ps: parameter-server tasks (default 2)");
   add_number(app, "--tpu-cores", opts.tpu_cores, 1, 32,
@@ -109,6 +115,12 @@ Options parse_options(int argc, const char* const* argv) {
   }
   if (opts.learning_rate == 0)
     opts.learning_rate = opts.optimizer == "adam" ? 3e-3 : 0.1;
+  opts.replicas_given = app.count("--replicas") > 0;
+  if (opts.device != "auto" && opts.strategy != "mirrored")
+    throw std::invalid_argument("--device applies to --strategy mirrored only; drop it (--strategy " + opts.strategy
+                                + " runs on CPU devices)");
+  if (opts.device == "gpu" && opts.simulate)
+    throw std::invalid_argument("--device gpu: the simulation runtime has no GPUs; drop --simulate or use --device cpu");
   if (opts.strategy == "ps") {
     if (app.count("--replicas") == 0)
       opts.replicas = 1;

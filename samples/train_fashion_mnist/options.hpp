@@ -9,6 +9,9 @@ namespace train {
 struct Options {
   std::string strategy = "mirrored"; ///< "mirrored" (synchronous), "ps" (asynchronous, parameter servers) or "tpu"
   int replicas = 4;                  ///< mirrored: replicas; ps: devices per worker (default 1 there); tpu: --tpu-cores
+  /// mirrored: "cpu" or "gpu" replicas; "auto" (default) takes the GPUs when there are any.
+  std::string device = "auto";
+  bool replicas_given = false;  ///< --replicas was passed (GPU replicas default to one per GPU)
   int workers = 2;                   ///< ps: worker tasks of the LocalCluster
   int ps = 2;                        ///< ps: parameter-server tasks of the LocalCluster
   int tpu_cores = 8;                 ///< tpu: emulated TPU cores of the slice, one replica each

@@ -132,7 +132,9 @@ void write_file(const std::string& tmp, const std::vector<std::pair<std::string,
     out.put(magic, sizeof magic);
     out.put_le<uint32_t>(format_version);
     out.put_le<uint32_t>(static_cast<uint32_t>(entries.size()));
-    for (const auto& [key, value] : entries) {
+    for (const auto& [key, saved] : entries) {
+      // Variables of GPU replicas are copied to the host to be written.
+      const Tensor value = saved.to("CPU:0");
       out.put_le<uint32_t>(static_cast<uint32_t>(key.size()));
       out.put(key.data(), key.size());
       out.put_le<uint8_t>(static_cast<uint8_t>(value.dtype()));

@@ -23,11 +23,6 @@ std::vector<DeviceSpec> resolve_devices(const std::string& strategy, Runtime& ru
   std::vector<DeviceSpec> devices;
   for (const auto& name : names) {
     auto device = runtime.resolve_device(name);
-    if (device.is_gpu())
-      fail(Errc::not_supported, strategy + ": replicas cannot run on " + device.short_name()
-                                  + " yet: troupe has GPU tensors and copies (Tensor::zeros(shape, dtype, \""
-                                  + device.short_name() + "\"), t.to(\"" + device.short_name()
-                                  + "\")) but no GPU kernels; run the replicas on CPU devices");
     for (const auto& d : devices)
       if (d == device)
         fail(Errc::invalid_argument, strategy + ": No duplicates allowed in `devices` argument: \""

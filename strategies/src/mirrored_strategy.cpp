@@ -7,11 +7,15 @@ namespace troupe {
 
 namespace {
 
-// TensorFlow's default is every GPU, else the CPU. Replicas run on CPU devices
-// until troupe has GPU kernels (GPU tensors and copies exist; ops on them do
-// not yet), so the default stays "CPU:0" even where GPUs are.
-std::vector<std::string> default_devices(Runtime&) {
-  return {"CPU:0"};
+// TensorFlow's default: every GPU, else the CPU.
+std::vector<std::string> default_devices(Runtime& runtime) {
+  std::vector<std::string> gpus;
+  for (const auto& device : runtime.devices())
+    if (device.is_gpu())
+      gpus.push_back(device.short_name());
+  if (gpus.empty())
+    return {"CPU:0"};
+  return gpus;
 }
 
 } // namespace

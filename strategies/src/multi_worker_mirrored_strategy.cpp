@@ -12,8 +12,8 @@ namespace troupe {
 
 namespace {
 
-// Every CPU device: replicas run on CPU devices until troupe has GPU kernels
-// (TensorFlow's default would take the GPUs).
+// Every CPU device. TensorFlow's default would take the GPUs, but GPU tensors
+// cannot cross workers until troupe drives NCCL (issue 13).
 std::vector<std::string> default_devices(Runtime& runtime) {
   std::vector<std::string> cpus;
   for (const auto& d : runtime.devices())
@@ -25,7 +25,7 @@ std::vector<std::string> default_devices(Runtime& runtime) {
 internal::WorkerPlacement placement_of(Runtime& runtime, const CommunicationOptions& options) {
   auto* cluster = runtime.impl().cluster();
   if (options.implementation == CommunicationImplementation::NCCL) {
-    // NCCL needs GPUs, and this build runs replicas on CPU devices.
+    // Cross-worker GPU collectives (NCCL) are not built yet (issue 13).
     TROUPE_LOG(warning, "coll") << "MultiWorkerMirroredStrategy: CommunicationImplementation::NCCL is not "
                                    "available (no GPU devices); using RING";
   }

@@ -36,7 +36,8 @@ ParameterServerExtended::ParameterServerExtended(Runtime& runtime, std::optional
   workers_ = cluster.shape().workers;
   coordinator_ = cluster.is_coordinator();
   servers_ = cluster.parameter_servers();
-  // A worker's replicas run on its CPU devices (not yet on GPUs, which have no kernels).
+  // A worker's replicas run on its CPU devices: variables live on the
+  // parameter servers, and GPU tensors do not cross processes yet.
   for (const auto& device : runtime.devices())
     if (device.is_cpu())
       devices_.push_back(device);

@@ -129,7 +129,7 @@ void StrategyExtended::update_copies(Variable& variable, const std::function<Ten
   }
   for (size_t k = 0; k < replicas.size(); ++k) {
     const auto r = static_cast<size_t>(replicas[k]);
-    state.copies[r] = results[k].on_device(state.devices[r]);
+    state.copies[r] = results[k].to(state.devices[r]);
   }
 }
 
@@ -167,7 +167,7 @@ Mirrored<Tensor> place(const Tensor& value, const std::vector<DeviceSpec>& devic
   std::vector<Tensor> out;
   out.reserve(devices.size());
   for (const auto& d : devices)
-    out.push_back(value.on_device(d));
+    out.push_back(value.to(d));
   return Mirrored<Tensor>(std::move(out));
 }
 

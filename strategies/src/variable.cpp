@@ -85,7 +85,7 @@ int global_replica(const VariableState& s, std::size_t i) {
 }
 
 void set_copy(VariableState& s, std::size_t i, const Tensor& value) {
-  s.copies[i] = value.on_device(s.devices[i]);
+  s.copies[i] = value.to(s.devices[i]);
 }
 
 void set_every_copy(VariableState& s, const Tensor& value) {
@@ -413,13 +413,9 @@ std::shared_ptr<detail::VariableState> new_variable_state(Strategy& strategy, co
   state->trainable = trainable;
   state->strategy = &strategy;
   for (const auto& device : devices) {
-    // The emulated TPU cores are host threads: their copies live in host memory too.
-    if (device.device_type() && !device.is_cpu() && device.device_type() != "TPU")
-      fail(Errc::not_supported, "create_variable: variable '" + label + "' would have a copy on "
-                                  + device.to_string() + ", but troupe keeps variables in host memory "
-                                  + "only so far; use a strategy over CPU devices (or emulated TPU cores)");
-    // Every copy starts as a handle to the initial value's buffer.
-    state->copies.push_back(initial.on_device(device));
+    // Host copies start as handles to the initial value's buffer; a GPU's
+    // copy lives in its memory.
+    state->copies.push_back(initial.to(device));
   }
   state->devices = std::move(devices);
   return state;

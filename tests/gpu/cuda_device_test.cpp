@@ -14,9 +14,11 @@
 #include <troupe/troupe.hpp>
 
 #include "support/error_code_of.hpp"
+#include "gpu/no_gpu_reason.hpp"
 #include "support/skip.hpp"
 
 using namespace troupe;
+using testing::no_gpu_reason;
 using Catch::Matchers::Contains;
 using testing::error_code_of;
 using testing::error_message_of;
@@ -24,11 +26,6 @@ using testing::error_message_of;
 namespace {
 
 constexpr std::size_t MiB = std::size_t{1} << 20;
-
-std::string no_gpu_reason() {
-  auto& backend = internal::gpu_backend();
-  return backend.device_count() > 0 ? std::string{} : "no GPU: " + backend.unavailable_reason();
-}
 
 Tensor iota(int64_t n) {
   std::vector<float> values(static_cast<std::size_t>(n));

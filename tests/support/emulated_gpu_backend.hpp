@@ -34,6 +34,8 @@ public:
   void free_device(int gpu, void* ptr) noexcept override;
   void* allocate_pinned(std::size_t bytes) override;
   void free_pinned(void* ptr) noexcept override;
+  void make_current(int) override {}
+  bool can_read_peer(int, int) override { return true; }
   internal::GpuStream create_stream(int gpu) override;
   void destroy_stream(int gpu, internal::GpuStream stream) noexcept override;
   void copy_async(int gpu, internal::GpuStream stream, void* dst, const void* src, std::size_t bytes,

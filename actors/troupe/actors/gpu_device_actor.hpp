@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -11,6 +12,7 @@
 
 #include <troupe/actors/completion.hpp>
 #include <troupe/core/caching_device_allocator.hpp>
+#include <troupe/core/device_memory.hpp>
 #include <troupe/core/gpu_backend.hpp>
 
 namespace troupe::internal {
@@ -23,6 +25,7 @@ struct GpuTransfer {
     from_host,   ///< from host memory at `src` to this device at `dst`
     from_device, ///< from `src` on physical GPU `src_gpu` to this device at `dst`
     fill_zero,   ///< zeroes `bytes` at `dst` on this device
+    barrier,     ///< nothing: done once the stream is past the work sent before it
   };
   Kind kind = Kind::fill_zero;
   void* dst = nullptr;
@@ -37,6 +40,13 @@ struct GpuTransfer {
 /// Caller -> device actor: run `transfer` on the device's stream.
 struct GpuTransferMsg {
   GpuTransfer* transfer = nullptr;
+};
+
+/// Caller -> device actor: enqueue a kernel on the device's stream (no
+/// answer; DeviceMemory::launch says what a failure does).
+struct GpuLaunchMsg {
+  const char* what = "";
+  std::function<void(const GpuLaunchContext&)> enqueue;
 };
 
 /// Backend thread -> device actor: the stream finished the work enqueued up
@@ -59,10 +69,15 @@ struct GpuDeviceSetup {
 /// when the backend reports the stream done (a message from the backend's
 /// callback thread); it never waits on the stream itself. Host memory is
 /// staged through page-locked buffers (cached), so copies run asynchronously
-/// whatever memory the caller's tensor uses.
+/// whatever memory the caller's tensor uses. Kernels arrive as GpuLaunchMsg
+/// and are enqueued without an answer: the next transfer's completion covers
+/// them, since the stream runs its work in order.
 ///
 /// It finishes its transfers in the order it received them (one stream).
-/// When it stops, it waits for its stream, then fails what is still pending.
+/// A kernel that fails to launch, or a stream error, fails every later
+/// transfer with that cause (the GPU's results are lost from there on, as
+/// with CUDA's sticky errors). When it stops, it waits for its stream, then
+/// fails what is still pending.
 class GpuDeviceActor : public caf::event_based_actor {
 public:
   GpuDeviceActor(caf::actor_config& cfg, GpuDeviceSetup setup);
@@ -82,6 +97,7 @@ private:
   };
 
   void start(GpuTransfer& transfer);
+  void enqueue_kernel(GpuLaunchMsg& msg);
   void finish(const GpuStreamDoneMsg& msg);
   void release(InFlight& entry, std::string error);
 
@@ -90,9 +106,13 @@ private:
   std::unique_ptr<CachingDeviceAllocator> staging_;
   std::deque<InFlight> in_flight_;
   uint64_t next_sequence_ = 0;
+  GpuLibraryHandles handles_;
+  /// Why this GPU's results are lost ("" while they are not).
+  std::string failure_;
 };
 
 } // namespace troupe::internal
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::GpuTransferMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::GpuLaunchMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::GpuStreamDoneMsg)

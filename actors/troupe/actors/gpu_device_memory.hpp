@@ -35,6 +35,8 @@ public:
   void copy_from_host(void* dst, const void* src, std::size_t bytes) override;
   void copy_from_device(void* dst, DeviceMemory& source, const void* src, std::size_t bytes) override;
   void fill_zero(void* dst, std::size_t bytes) override;
+  void launch(const char* what, std::function<void(const GpuLaunchContext&)> enqueue) override;
+  void synchronize() override;
 
   // -- properties -----------------------------------------------------------------
 

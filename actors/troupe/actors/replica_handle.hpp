@@ -11,6 +11,8 @@
 
 namespace troupe::internal {
 
+class GpuAllReduce;
+
 /// Type-erased merge_call arguments and result (owned by the strategy layer).
 using MergeValue = std::shared_ptr<const void>;
 
@@ -36,6 +38,9 @@ struct CollectiveRequest {
 struct CollectiveResult {
   std::vector<Tensor> tensors;
   MergeValue merge_result;
+  /// An all-reduce of GPU tensors: the replica's fiber runs its share of
+  /// this plan, whose outputs become `tensors`.
+  std::shared_ptr<GpuAllReduce> gpu_all_reduce;
 };
 
 /// The running replica as its function sees it. Valid only on that replica's

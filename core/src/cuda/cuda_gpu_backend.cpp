@@ -1,7 +1,7 @@
 #include "cuda_gpu_backend.hpp"
 
+#include <map>
 #include <mutex>
-#include <set>
 #include <utility>
 
 #include <cuda_runtime_api.h>
@@ -100,6 +100,12 @@ public:
 
   // -- streams --------------------------------------------------------------------
 
+  void make_current(int gpu) override { select(gpu); }
+
+  bool can_read_peer(int gpu, int peer) override {
+    return gpu == peer || enable_peer_access(gpu, peer);
+  }
+
   GpuStream create_stream(int gpu) override {
     select(gpu);
     cudaStream_t stream = nullptr;
@@ -153,25 +159,31 @@ public:
 private:
   static void select(int gpu) { check(cudaSetDevice(gpu), gpu, "cudaSetDevice"); }
 
-  /// Lets `gpu` read `peer`'s memory directly where the cards allow it (once
-  /// per pair); otherwise cudaMemcpyPeerAsync stages through the host.
-  void enable_peer_access(int gpu, int peer) {
+  /// Lets `gpu` read `peer`'s memory directly where the cards allow it (tried
+  /// once per pair); otherwise cudaMemcpyPeerAsync stages through the host.
+  /// Returns whether `gpu` has peer access to `peer`.
+  bool enable_peer_access(int gpu, int peer) {
     std::lock_guard<std::mutex> guard{mutex_};
-    if (!peers_tried_.insert({gpu, peer}).second)
-      return;
+    if (auto known = peer_access_.find({gpu, peer}); known != peer_access_.end())
+      return known->second;
+    bool enabled = false;
     int can = 0;
     if (cudaDeviceCanAccessPeer(&can, gpu, peer) == cudaSuccess && can != 0) {
+      select(gpu);
       const auto status = cudaDeviceEnablePeerAccess(peer, 0);
       if (status != cudaSuccess && status != cudaErrorPeerAccessAlreadyEnabled)
         check(status, gpu, "cudaDeviceEnablePeerAccess");
+      enabled = true;
     }
     (void) cudaGetLastError();
+    peer_access_[{gpu, peer}] = enabled;
+    return enabled;
   }
 
   int count_ = 0;
   std::string reason_;
   std::mutex mutex_;
-  std::set<std::pair<int, int>> peers_tried_;
+  std::map<std::pair<int, int>, bool> peer_access_;
 };
 
 } // namespace

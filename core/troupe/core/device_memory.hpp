@@ -1,12 +1,29 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include <troupe/core/fwd.hpp>
+#include <troupe/core/gpu_backend.hpp>
 
 namespace troupe::internal {
+
+/// Library state a stream's kernels keep between launches (a cuBLAS handle
+/// bound to the stream), created by the kernels on first use and owned by
+/// the device actor, which drops it after its stream.
+struct GpuLibraryHandles {
+  std::shared_ptr<void> blas;
+};
+
+/// Where a kernel launch enqueues its work: the physical GPU (current on the
+/// launching thread), the logical GPU's stream and its library state.
+struct GpuLaunchContext {
+  int gpu = 0;
+  GpuStream stream = nullptr;
+  GpuLibraryHandles* handles = nullptr;
+};
 
 /// Memory of one device whose bytes the host cannot address (a logical GPU):
 /// what a Tensor needs to allocate, free and move its bytes. The Runtime that
@@ -40,6 +57,18 @@ public:
   virtual void copy_from_device(void* dst, DeviceMemory& source, const void* src, std::size_t bytes) = 0;
   /// Zeroes `bytes` at `dst` on this device.
   virtual void fill_zero(void* dst, std::size_t bytes) = 0;
+
+  /// Enqueues a kernel on the device's stream after everything sent to the
+  /// device before it, and returns without waiting: `enqueue` runs on the
+  /// device's actor. Memory the kernel uses may be freed at once, since every
+  /// later user of a block is enqueued after it (one stream per device). A
+  /// kernel that fails to launch poisons the device: every later copy or
+  /// synchronize on it throws Error(internal) naming `what` and the cause.
+  virtual void launch(const char* what, std::function<void(const GpuLaunchContext&)> enqueue) = 0;
+  /// Waits until the device has run everything sent to it so far; throws the
+  /// stream's error. Another device's stream that reads this device's memory
+  /// calls it first.
+  virtual void synchronize() = 0;
 };
 
 /// The memory serving `device` (matched by type and index, "GPU:1" and

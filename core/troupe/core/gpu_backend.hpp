@@ -55,6 +55,13 @@ public:
 
   // -- streams --------------------------------------------------------------------
 
+  /// Makes `gpu` current on the calling thread, for kernels launched right
+  /// after on this thread (a device actor does it before every launch).
+  virtual void make_current(int gpu) = 0;
+  /// Whether kernels running on `gpu` can read memory of `peer` directly
+  /// (the same card, or peer access, which this enables once per pair).
+  [[nodiscard]] virtual bool can_read_peer(int gpu, int peer) = 0;
+
   [[nodiscard]] virtual GpuStream create_stream(int gpu) = 0;
   /// Waits for the stream's work, then destroys it.
   virtual void destroy_stream(int gpu, GpuStream stream) noexcept = 0;

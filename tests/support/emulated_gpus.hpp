@@ -1,0 +1,28 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include <troupe/core/gpu_backend.hpp>
+#include <troupe/ops/gpu_kernels.hpp>
+
+#include "support/emulated_gpu_backend.hpp"
+#include "support/emulated_gpu_kernels.hpp"
+
+namespace troupe::testing {
+
+/// Installs `gpus` emulated GPUs of `memory` bytes each, and their host
+/// kernels, for the Runtimes a test creates while it lives.
+struct EmulatedGpus {
+  explicit EmulatedGpus(int gpus, std::size_t memory = std::size_t{64} << 20)
+    : kernels(emulated_gpu_kernels()) {
+    auto owned = std::make_unique<EmulatedGpuBackend>(gpus, memory);
+    backend = owned.get();
+    scope = std::make_unique<internal::ScopedGpuBackend>(std::move(owned));
+  }
+  EmulatedGpuBackend* backend;
+  std::unique_ptr<internal::ScopedGpuBackend> scope;
+  internal::ScopedGpuKernels kernels;
+};
+
+} // namespace troupe::testing
