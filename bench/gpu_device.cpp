@@ -57,6 +57,20 @@ void dispatch_rows(int iterations) {
     if (i >= 10)
       run_samples.push_back(seconds_between(start, Clock::now()));
   }
+  // Ops queued back to back, one readback at the end: the dispatch cost an op
+  // adds when the host runs ahead of the GPU.
+  constexpr int queued = 1000;
+  std::vector<double> queued_samples;
+  for (int round = 0; round < 6; ++round) {
+    const auto start = Clock::now();
+    for (int i = 0; i < queued; ++i)
+      x = x + 1.0f;
+    do_not_optimize(x.to("CPU:0").data<float>()[0]);
+    if (round > 0)
+      queued_samples.push_back(seconds_between(start, Clock::now()) / queued);
+  }
+  const double bare_queued = pipelined_launch_seconds(queued, 5) * 1e6;
+  const double op_queued = median_us(queued_samples);
   const double op = median_us(op_samples);
   const double run = median_us(run_samples);
   std::printf("# DISPATCH_ROW,case,median_us,bare_launch_readback_us,overhead_us,target_overhead_us\n");
@@ -64,6 +78,8 @@ void dispatch_rows(int iterations) {
   std::printf("DISPATCH_ROW,bare_launch_readback,%.2f,%.2f,0,-\n", bare_read, bare_read);
   std::printf("DISPATCH_ROW,troupe_op_readback,%.2f,%.2f,%.2f,10\n", op, bare_read, op - bare_read);
   std::printf("DISPATCH_ROW,troupe_run_step_readback,%.2f,%.2f,%.2f,10\n", run, bare_read, run - bare_read);
+  std::printf("# DISPATCH_ROW,case,median_us_per_op,bare_launch_queued_us,overhead_us,-\n");
+  std::printf("DISPATCH_ROW,troupe_op_queued,%.2f,%.2f,%.2f,-\n", op_queued, bare_queued, op_queued - bare_queued);
 }
 
 void all_reduce_rows(const std::vector<std::size_t>& sizes, int replicas, int repetitions, double copy_bps) {
@@ -77,28 +93,33 @@ void all_reduce_rows(const std::vector<std::size_t>& sizes, int replicas, int re
     std::vector<Tensor> inputs;
     for (int r = 0; r < replicas; ++r)
       inputs.push_back(Tensor::full({n}, r + 1.0, DType::float32).to(devices[static_cast<std::size_t>(r)]));
-    std::vector<double> samples;
-    for (int i = 0; i < repetitions + 2; ++i) {
-      const auto start = Clock::now();
-      auto sums = strategy.run([&] {
+    // The all-reduce returns while the GPUs still work: time `repetitions`
+    // of them in one run, ended by reading one element of the last result back.
+    auto reduce_many = [&](int count) {
+      return strategy.run([&] {
         auto& ctx = get_replica_context();
-        return ctx.all_reduce(ReduceOp::SUM, inputs[static_cast<std::size_t>(ctx.replica_id_in_sync_group())]);
+        const auto r = static_cast<std::size_t>(ctx.replica_id_in_sync_group());
+        Tensor sum;
+        for (int i = 0; i < count; ++i)
+          sum = ctx.all_reduce(ReduceOp::SUM, inputs[r]);
+        return sum.slice(n - 1, n).to("CPU:0");
       });
-      const double elapsed = seconds_between(start, Clock::now());
-      if (i >= 2)
-        samples.push_back(elapsed);
-      if (i == 0) {
-        const double expected = replicas * (replicas + 1) / 2.0;
-        for (const auto& sum : sums.values()) {
-          const Tensor host = sum.to("CPU:0");
-          const float* v = host.data<float>();
-          if (v[0] != expected || v[n - 1] != expected || v[n / 2] != expected) {
-            std::fprintf(stderr, "gpu_device: all_reduce of %d replicas, %zu bytes gave %g, expected %g\n",
-                         replicas, bytes, static_cast<double>(v[0]), expected);
-            std::exit(1);
-          }
+    };
+    const double expected = replicas * (replicas + 1) / 2.0;
+    auto check = [&](const PerReplica<Tensor>& last) {
+      for (const auto& value : last.values())
+        if (value.item<float>() != expected) {
+          std::fprintf(stderr, "gpu_device: all_reduce of %d replicas, %zu bytes gave %g, expected %g\n", replicas,
+                       bytes, static_cast<double>(value.item<float>()), expected);
+          std::exit(1);
         }
-      }
+    };
+    check(reduce_many(2));  // warm-up
+    std::vector<double> samples;
+    for (int round = 0; round < 3; ++round) {
+      const auto start = Clock::now();
+      check(reduce_many(repetitions));
+      samples.push_back(seconds_between(start, Clock::now()) / repetitions);
     }
     // The floor: read every replica's S bytes and write S once, at the card's copy bandwidth.
     const double floor_s = static_cast<double>((replicas + 1) * bytes) / copy_bps;

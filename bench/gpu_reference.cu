@@ -60,6 +60,28 @@ std::vector<double> bare_launch_seconds(int iterations, bool read_back) {
   return samples;
 }
 
+double pipelined_launch_seconds(int count, int rounds) {
+  check(cudaSetDevice(0), "cudaSetDevice");
+  cudaStream_t stream = nullptr;
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  float* x = nullptr;
+  check(cudaMalloc(&x, sizeof(float)), "cudaMalloc");
+  check(cudaMemset(x, 0, sizeof(float)), "cudaMemset");
+  std::vector<double> samples;
+  for (int round = 0; round < rounds + 1; ++round) {
+    const auto start = Clock::now();
+    for (int i = 0; i < count; ++i)
+      add_one<<<1, 1, 0, stream>>>(x);
+    check(cudaGetLastError(), "add_one<<<>>>");
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    if (round > 0)  // the first round warms up
+      samples.push_back(seconds_between(start, Clock::now()) / count);
+  }
+  cudaFree(x);
+  cudaStreamDestroy(stream);
+  return median(samples);
+}
+
 double device_copy_bytes_per_second(std::size_t bytes, int repetitions) {
   check(cudaSetDevice(0), "cudaSetDevice");
   void* a = nullptr;

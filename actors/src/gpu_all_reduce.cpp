@@ -28,9 +28,32 @@ bool GpuAllReduce::wanted(const std::vector<std::vector<Tensor>>& inputs) noexce
   return false;
 }
 
+struct GpuAllReduce::Events {
+  Events(GpuBackend& backend, const std::vector<int>& gpus) : backend(backend), gpus(gpus) {
+    for (int gpu : gpus) {
+      inputs_written.push_back(backend.create_event(gpu));
+      slices_written.push_back(backend.create_event(gpu));
+    }
+  }
+  ~Events() {
+    // CUDA frees an event still pending in a stream once it completes.
+    for (std::size_t r = 0; r < gpus.size(); ++r) {
+      backend.destroy_event(gpus[r], inputs_written[r]);
+      backend.destroy_event(gpus[r], slices_written[r]);
+    }
+  }
+  Events(const Events&) = delete;
+  Events& operator=(const Events&) = delete;
+
+  GpuBackend& backend;
+  std::vector<int> gpus;                    // [replica]: its physical GPU
+  std::vector<GpuEvent> inputs_written;     // [replica]
+  std::vector<GpuEvent> slices_written;     // [replica]
+};
+
 GpuAllReduce::GpuAllReduce(ReduceOp op, std::vector<std::vector<Tensor>> inputs, std::vector<DeviceSpec> devices)
   : op_(op), inputs_(std::move(inputs)), devices_(std::move(devices)),
-    running_(static_cast<int>(inputs_.size())) {
+    inputs_recorded_(static_cast<int>(inputs_.size())), slices_recorded_(static_cast<int>(inputs_.size())) {
   const auto n = inputs_.size();
   if (n > static_cast<std::size_t>(kGpuSumMaxInputs))
     fail(Errc::not_supported, "all_reduce of GPU tensors between " + std::to_string(n)
@@ -70,57 +93,86 @@ GpuAllReduce::GpuAllReduce(ReduceOp op, std::vector<std::vector<Tensor>> inputs,
       output_data_[r].push_back(reinterpret_cast<float*>(outputs_[r].back().mutable_device_data()));
     }
   }
+  events_ = std::make_shared<Events>(backend, gpus);
 }
 
 std::vector<Tensor> GpuAllReduce::run(int replica, const std::function<void(const Completion&)>& await) {
   const auto n = inputs_.size();
   const auto me = static_cast<std::size_t>(replica);
+  auto events = events_;
+  GpuBackend* backend = &events->backend;
+  std::shared_ptr<DeviceMemory> own;
+  // 1. This replica's inputs are written once its stream passes this event.
   try {
-    // Every replica's stream must be past the kernels that wrote its inputs,
-    // and past the last users of the blocks the outputs took.
-    for (const auto& device : devices_)
-      device_memory_for(device)->synchronize();
-    auto own = device_memory_for(devices_[me]);
+    own = device_memory_for(devices_[me]);
+    own->launch_and_confirm("all_reduce", [backend, event = events->inputs_written[me]](const GpuLaunchContext& ctx) {
+      backend->record_event(ctx.gpu, ctx.stream, event);
+    });
+  } catch (const std::exception& e) {
+    record_failure(replica, e.what());
+  }
+  arrive(inputs_recorded_, await);
+  rethrow_failure();
+  // 2. After every input: this replica's slice of every tensor, reduced once
+  // and written into every replica's output.
+  try {
     const GpuKernels& kernels = gpu_kernels();
     const float scale = op_ == ReduceOp::MEAN ? 1.0f / static_cast<float>(n) : 1.0f;
+    struct Slice {
+      std::vector<const float*> inputs;
+      std::vector<float*> outputs;
+      int64_t length;
+    };
+    std::vector<Slice> slices;
     for (std::size_t t = 0; t < inputs_[me].size(); ++t) {
       const int64_t count = inputs_[me][t].num_elements();
       const int64_t begin = count * replica / static_cast<int64_t>(n);
       const int64_t end = count * (replica + 1) / static_cast<int64_t>(n);
       if (begin == end)
         continue;
-      std::vector<const float*> slices;
-      for (std::size_t k = 0; k < n; ++k)
-        slices.push_back(reinterpret_cast<const float*>(inputs_[k][t].device_data()) + begin);
-      std::vector<float*> targets;
-      for (std::size_t k = 0; k < n; ++k)
-        targets.push_back(output_data_[k][t] + begin);
-      own->launch("all_reduce", [&kernels, slices, targets, me, length = end - begin, scale](
-                                  const GpuLaunchContext& ctx) {
-        kernels.sum_n_f32(ctx, slices.data(), static_cast<int>(slices.size()), targets[me], length, scale);
-        // The reduced slice, copied into the other replicas' outputs (a sum of one input is a copy).
-        const float* reduced = targets[me];
-        for (std::size_t k = 0; k < targets.size(); ++k)
-          if (k != me)
-            kernels.sum_n_f32(ctx, &reduced, 1, targets[k], length, 1.0f);
-      });
+      Slice slice{{}, {}, end - begin};
+      for (std::size_t k = 0; k < n; ++k) {
+        slice.inputs.push_back(reinterpret_cast<const float*>(inputs_[k][t].device_data()) + begin);
+        slice.outputs.push_back(output_data_[k][t] + begin);
+      }
+      slices.push_back(std::move(slice));
     }
-    own->synchronize();
+    own->launch_and_confirm("all_reduce", [backend, events, &kernels, slices = std::move(slices), me, scale](
+                                            const GpuLaunchContext& ctx) {
+      for (std::size_t k = 0; k < events->inputs_written.size(); ++k)
+        if (k != me)
+          backend->wait_event(ctx.gpu, ctx.stream, events->inputs_written[k]);
+      for (const auto& slice : slices)
+        kernels.sum_n_f32(ctx, slice.inputs.data(), static_cast<int>(slice.inputs.size()), slice.outputs.data(),
+                          static_cast<int>(slice.outputs.size()), slice.length, scale);
+      backend->record_event(ctx.gpu, ctx.stream, events->slices_written[me]);
+    });
   } catch (const std::exception& e) {
     record_failure(replica, e.what());
   }
-  // The last replica to finish releases the others: only then is every
-  // output complete and no input still read.
-  if (running_.fetch_sub(1) == 1)
-    all_done_.set();
-  else
-    await(all_done_);
-  {
-    std::lock_guard<std::mutex> guard{mutex_};
-    if (!failure_.empty())
-      fail(Errc::internal, "all_reduce of GPU tensors failed: " + failure_);
-  }
+  arrive(slices_recorded_, await);
+  rethrow_failure();
+  // 3. What this replica enqueues from now on runs after every slice of its
+  // outputs is written and every read of its inputs is done.
+  own->launch("all_reduce", [backend, events, me](const GpuLaunchContext& ctx) {
+    for (std::size_t k = 0; k < events->slices_written.size(); ++k)
+      if (k != me)
+        backend->wait_event(ctx.gpu, ctx.stream, events->slices_written[k]);
+  });
   return outputs_[me];
+}
+
+void GpuAllReduce::arrive(Rendezvous& rendezvous, const std::function<void(const Completion&)>& await) {
+  if (rendezvous.waiting.fetch_sub(1) == 1)
+    rendezvous.all_arrived.set();
+  else
+    await(rendezvous.all_arrived);
+}
+
+void GpuAllReduce::rethrow_failure() {
+  std::lock_guard<std::mutex> guard{mutex_};
+  if (!failure_.empty())
+    fail(Errc::internal, "all_reduce of GPU tensors failed: " + failure_);
 }
 
 void GpuAllReduce::record_failure(int replica, const std::string& why) {

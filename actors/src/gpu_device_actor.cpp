@@ -43,13 +43,17 @@ caf::behavior GpuDeviceActor::make_behavior() {
 }
 
 void GpuDeviceActor::enqueue_kernel(GpuLaunchMsg& msg) {
-  if (!failure_.empty())
-    return;
-  try {
-    setup_.backend->make_current(setup_.gpu);
-    msg.enqueue(GpuLaunchContext{setup_.gpu, stream_, &handles_});
-  } catch (const std::exception& e) {
-    failure_ = setup_.name + ": " + msg.what + " failed to launch: " + e.what();
+  if (failure_.empty()) {
+    try {
+      setup_.backend->make_current(setup_.gpu);
+      msg.enqueue(GpuLaunchContext{setup_.gpu, stream_, &handles_});
+    } catch (const std::exception& e) {
+      failure_ = setup_.name + ": " + msg.what + " failed to launch: " + e.what();
+    }
+  }
+  if (msg.confirm != nullptr) {
+    msg.confirm->error = failure_;
+    msg.confirm->done.set();
   }
 }
 

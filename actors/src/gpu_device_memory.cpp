@@ -47,6 +47,24 @@ void GpuDeviceMemory::launch(const char* what, std::function<void(const GpuLaunc
   caf::anon_send(device_actor_, GpuLaunchMsg{what, std::move(enqueue)});
 }
 
+void GpuDeviceMemory::launch_and_confirm(const char* what, std::function<void(const GpuLaunchContext&)> enqueue) {
+  GpuTransfer confirm;
+  RuntimeImpl* runtime = nullptr;
+  {
+    std::lock_guard<std::mutex> guard{mutex_};
+    runtime = runtime_;
+    if (runtime != nullptr)
+      caf::anon_send(device_actor_, GpuLaunchMsg{what, std::move(enqueue), &confirm});
+  }
+  if (runtime == nullptr)
+    fail(Errc::failed_precondition, std::string(what) + " on " + name_
+                                      + ": the Runtime that owned this GPU was destroyed");
+  // The device actor answers every confirmed launch, also when it stops.
+  runtime->wait(confirm.done, what);
+  if (!confirm.error.empty())
+    fail(Errc::internal, std::string(what) + " failed: " + confirm.error);
+}
+
 void GpuDeviceMemory::synchronize() {
   run(GpuTransfer::Kind::barrier, nullptr, nullptr, 0, gpu_, "waiting for the GPU");
 }

@@ -31,6 +31,10 @@ public:
   void copy_async(int gpu, GpuStream, void*, const void*, std::size_t, GpuCopyKind, int) override { no_gpu(gpu); }
   void zero_async(int gpu, GpuStream, void*, std::size_t) override { no_gpu(gpu); }
   void notify_when_done(int gpu, GpuStream, std::function<void(const std::string&)>) override { no_gpu(gpu); }
+  GpuEvent create_event(int gpu) override { no_gpu(gpu); }
+  void destroy_event(int, GpuEvent) noexcept override {}
+  void record_event(int gpu, GpuStream, GpuEvent) override { no_gpu(gpu); }
+  void wait_event(int gpu, GpuStream, GpuEvent) override { no_gpu(gpu); }
 
 private:
   [[noreturn]] void no_gpu(int gpu) {

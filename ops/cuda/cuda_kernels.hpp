@@ -23,8 +23,8 @@ void momentum_f32(const GpuLaunchContext& ctx, float* var, float* accum, const f
                   float learning_rate, float momentum, bool nesterov);
 void adam_f32(const GpuLaunchContext& ctx, float* var, float* m, float* v, const float* grad, int64_t n,
               float alpha, float one_minus_beta_1, float one_minus_beta_2, float epsilon);
-void sum_n_f32(const GpuLaunchContext& ctx, const float* const* inputs, int count, float* out, int64_t n,
-               float scale);
+void sum_n_f32(const GpuLaunchContext& ctx, const float* const* inputs, int count, float* const* outputs,
+               int out_count, int64_t n, float scale);
 
 // -- reduction_kernels.cu -------------------------------------------------------------------
 

@@ -128,25 +128,30 @@ __global__ void adam_kernel(float* var, float* m, float* v, const float* grad, i
 
 // -- sum_n --------------------------------------------------------------------------------
 
-/// sum_n's input pointers, passed by value in the kernel's parameters.
-struct SumInputs {
+/// sum_n's input and output pointers, passed by value in the kernel's parameters.
+struct SumOperands {
   const float* inputs[kGpuSumMaxInputs];
+  float* outputs[kGpuSumMaxInputs];
   int count;
+  int out_count;
 };
 
-__global__ void sum_n_kernel(SumInputs in, float* out, int64_t n, float scale) {
+__global__ void sum_n_kernel(SumOperands io, int64_t n, float scale) {
   for (int64_t i = grid_start(); i < n; i += grid_stride()) {
-    // Left to right, every input read before out[i] (which may be inputs[0][i]) is written.
-    float total = in.inputs[0][i];
-    for (int input = 1; input < in.count; ++input)
-      total = __fadd_rn(total, in.inputs[input][i]);
-    out[i] = scale * total;
+    // Left to right, every input read before any output (which may alias one) is written.
+    float total = io.inputs[0][i];
+    for (int input = 1; input < io.count; ++input)
+      total = __fadd_rn(total, io.inputs[input][i]);
+    const float result = scale * total;
+    for (int output = 0; output < io.out_count; ++output)
+      io.outputs[output][i] = result;
   }
 }
 
-__global__ void fill_kernel(float* out, int64_t n, float value) {
+__global__ void fill_kernel(SumOperands io, int64_t n, float value) {
   for (int64_t i = grid_start(); i < n; i += grid_stride())
-    out[i] = value;
+    for (int output = 0; output < io.out_count; ++output)
+      io.outputs[output][i] = value;
 }
 
 // -- dispatch -----------------------------------------------------------------------------
@@ -235,24 +240,25 @@ void adam_f32(const GpuLaunchContext& ctx, float* var, float* m, float* v, const
   check_launch("adam_f32", ctx.gpu);
 }
 
-void sum_n_f32(const GpuLaunchContext& ctx, const float* const* inputs, int count, float* out, int64_t n,
-               float scale) {
-  if (count < 0 || count > kGpuSumMaxInputs)
+void sum_n_f32(const GpuLaunchContext& ctx, const float* const* inputs, int count, float* const* outputs,
+               int out_count, int64_t n, float scale) {
+  if (count < 0 || count > kGpuSumMaxInputs || out_count < 1 || out_count > kGpuSumMaxInputs)
     fail(Errc::internal, "sum_n_f32 on GPU " + std::to_string(ctx.gpu) + ": " + std::to_string(count)
-                           + " inputs, outside the 0 to " + std::to_string(kGpuSumMaxInputs)
-                           + " it takes at once");
+                           + " inputs and " + std::to_string(out_count) + " outputs, outside the 0 (1) to "
+                           + std::to_string(kGpuSumMaxInputs) + " it takes at once");
   if (n <= 0)
     return;
-  if (count == 0) {
-    // An empty sum is 0, as the emulated kernel gives.
-    fill_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(out, n, scale * 0.0f);
-  } else {
-    SumInputs in{};
-    for (int input = 0; input < count; ++input)
-      in.inputs[input] = inputs[input];
-    in.count = count;
-    sum_n_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(in, out, n, scale);
-  }
+  SumOperands io{};
+  for (int input = 0; input < count; ++input)
+    io.inputs[input] = inputs[input];
+  for (int output = 0; output < out_count; ++output)
+    io.outputs[output] = outputs[output];
+  io.count = count;
+  io.out_count = out_count;
+  if (count == 0)  // an empty sum is 0, as the emulated kernel gives
+    fill_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(io, n, scale * 0.0f);
+  else
+    sum_n_kernel<<<blocks_for(n), kThreadsPerBlock, 0, stream_of(ctx)>>>(io, n, scale);
   check_launch("sum_n_f32", ctx.gpu);
 }
 

@@ -30,43 +30,50 @@ void require(bool condition, const std::string& what) {
 
 } // namespace
 
-TEST_CASE("MirroredStrategy takes every GPU by default, as TensorFlow does", "[actors][gpu][replicas]") {
+TEST_CASE("MirroredStrategy takes every GPU by default, as TensorFlow does",
+          "[actors][gpu][replicas]") {
   EmulatedGpus gpus(1);
   Runtime rt({.logical_cpu_devices = 2, .logical_gpu_devices_per_gpu = 3});
   MirroredStrategy strategy(rt);
   CHECK(strategy.num_replicas_in_sync() == 3);
-  auto devices = strategy.run([] {
-    return Tensor(static_cast<int32_t>(get_replica_context().replica_id_in_sync_group()));
-  });
+  auto devices = strategy.run(
+    [] { return Tensor(static_cast<int32_t>(get_replica_context().replica_id_in_sync_group())); });
   CHECK(devices.values().size() == 3);
 }
 
-TEST_CASE("GPU replicas all-reduce their GPU tensors into each replica's own GPU", "[actors][gpu][replicas]") {
+TEST_CASE("GPU replicas all-reduce their GPU tensors into each replica's own GPU",
+          "[actors][gpu][replicas]") {
   EmulatedGpus gpus(1);
-  Runtime rt({.logical_cpu_devices = 1, .logical_gpu_devices_per_gpu = 4});
-  MirroredStrategy strategy(rt, {"GPU:0", "GPU:1", "GPU:2", "GPU:3"});
-  for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{1001}}) {
-    auto results = strategy.run([&] {
-      auto& ctx = get_replica_context();
-      const int r = ctx.replica_id_in_sync_group();
-      const std::string device = "GPU:" + std::to_string(r);
-      // Replica r holds r + 1 everywhere, and (r + 1) * 10 in a second tensor.
-      const Tensor a = Tensor::full({n}, r + 1.0, DType::float32).to(device);
-      const Tensor b = Tensor::full({2, 3}, (r + 1.0) * 10, DType::float32).to(device);
-      auto sums = ctx.all_reduce(ReduceOp::SUM, std::vector<Tensor>{a, b});
-      const Tensor mean = ctx.all_reduce(ReduceOp::MEAN, a);
-      require(sums[0].device().short_name() == device, "the sum is on the replica's GPU");
-      require(mean.device().short_name() == device, "the mean is on the replica's GPU");
-      return std::vector<Tensor>{sums[0].to("CPU:0"), sums[1].to("CPU:0"), mean.to("CPU:0")};
-    });
-    // One PerReplica per returned tensor.
-    REQUIRE(results.size() == 3);
-    for (std::size_t r = 0; r < 4; ++r) {
-      CHECK(array_equal(results[0].values()[r], Tensor::full({n}, 10.0, DType::float32)));
-      CHECK(array_equal(results[1].values()[r], Tensor::full({2, 3}, 100.0, DType::float32)));
-      CHECK(array_equal(results[2].values()[r], Tensor::full({n}, 2.5, DType::float32)));
+  {
+    Runtime rt({.logical_cpu_devices = 1, .logical_gpu_devices_per_gpu = 4});
+    MirroredStrategy strategy(rt, {"GPU:0", "GPU:1", "GPU:2", "GPU:3"});
+    for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{1001}}) {
+      auto results = strategy.run([&] {
+        auto& ctx = get_replica_context();
+        const int r = ctx.replica_id_in_sync_group();
+        const std::string device = "GPU:" + std::to_string(r);
+        // Replica r holds r + 1 everywhere, and (r + 1) * 10 in a second tensor.
+        const Tensor a = Tensor::full({n}, r + 1.0, DType::float32).to(device);
+        const Tensor b = Tensor::full({2, 3}, (r + 1.0) * 10, DType::float32).to(device);
+        auto sums = ctx.all_reduce(ReduceOp::SUM, std::vector<Tensor>{a, b});
+        const Tensor mean = ctx.all_reduce(ReduceOp::MEAN, a);
+        require(sums[0].device().short_name() == device, "the sum is on the replica's GPU");
+        require(mean.device().short_name() == device, "the mean is on the replica's GPU");
+        return std::vector<Tensor>{sums[0].to("CPU:0"), sums[1].to("CPU:0"), mean.to("CPU:0")};
+      });
+      // One PerReplica per returned tensor.
+      REQUIRE(results.size() == 3);
+      for (std::size_t r = 0; r < 4; ++r) {
+        CHECK(array_equal(results[0].values()[r], Tensor::full({n}, 10.0, DType::float32)));
+        CHECK(array_equal(results[1].values()[r], Tensor::full({2, 3}, 100.0, DType::float32)));
+        CHECK(array_equal(results[2].values()[r], Tensor::full({n}, 2.5, DType::float32)));
+      }
     }
   }
+  // Every stream waited only on events already recorded (CUDA would not
+  // wait on one recorded later), and every event was destroyed.
+  CHECK(gpus.backend->misuse().empty());
+  CHECK(gpus.backend->events_alive() == 0);
 }
 
 TEST_CASE("variables of GPU replicas live in each GPU's memory", "[actors][gpu][replicas]") {
@@ -84,7 +91,7 @@ TEST_CASE("variables of GPU replicas live in each GPU's memory", "[actors][gpu][
             "the variable's copy is on the replica's GPU");
     const Tensor grad = ctx.all_reduce(ReduceOp::MEAN, value * 2.0f);
     Tensor next = value;
-    axpy_inplace(next, -0.5, grad);  // the update runs on the replica's GPU
+    axpy_inplace(next, -0.5, grad); // the update runs on the replica's GPU
     strategy.extended().update(w, [&](const Tensor&) { return next; });
     return w.read_value().to("CPU:0");
   });
@@ -109,13 +116,16 @@ TEST_CASE("an all-reduce mixing GPU and host values fails on every replica, nami
   // The strategy stays usable.
   auto ok = strategy.run([] {
     auto& ctx = get_replica_context();
-    return ctx.all_reduce(ReduceOp::SUM, Tensor(1.0f).to("GPU:" + std::to_string(ctx.replica_id_in_sync_group())))
+    return ctx
+      .all_reduce(ReduceOp::SUM,
+                  Tensor(1.0f).to("GPU:" + std::to_string(ctx.replica_id_in_sync_group())))
       .to("CPU:0");
   });
   CHECK(ok.values()[1].item<float>() == 2.0f);
 }
 
-TEST_CASE("a checkpoint saves GPU replicas' variables and restores them into GPU memory", "[actors][gpu][replicas]") {
+TEST_CASE("a checkpoint saves GPU replicas' variables and restores them into GPU memory",
+          "[actors][gpu][replicas]") {
   EmulatedGpus gpus(1);
   Runtime rt({.logical_cpu_devices = 1, .logical_gpu_devices_per_gpu = 2});
   MirroredStrategy strategy(rt, {"GPU:0", "GPU:1"});

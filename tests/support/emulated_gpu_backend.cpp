@@ -127,6 +127,42 @@ void EmulatedGpuBackend::notify_when_done(int, internal::GpuStream, std::functio
   wake_.notify_all();
 }
 
+internal::GpuEvent EmulatedGpuBackend::create_event(int gpu) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  const int id = next_event_++;
+  events_[id] = Event{gpu, false};
+  return reinterpret_cast<internal::GpuEvent>(static_cast<std::intptr_t>(id));
+}
+
+void EmulatedGpuBackend::destroy_event(int, internal::GpuEvent event) noexcept {
+  std::lock_guard<std::mutex> guard{mutex_};
+  if (events_.erase(static_cast<int>(reinterpret_cast<std::intptr_t>(event))) == 0)
+    note("an event destroyed twice, or never created");
+}
+
+void EmulatedGpuBackend::record_event(int gpu, internal::GpuStream, internal::GpuEvent event) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  auto it = events_.find(static_cast<int>(reinterpret_cast<std::intptr_t>(event)));
+  if (it == events_.end() || it->second.gpu != gpu)
+    note("an event recorded on a GPU other than its own, or after it was destroyed");
+  else
+    it->second.recorded = true;
+}
+
+void EmulatedGpuBackend::wait_event(int, internal::GpuStream, internal::GpuEvent event) {
+  // Work runs when it is enqueued here, so a recorded event is complete; one
+  // not yet recorded is what CUDA would silently not wait for.
+  std::lock_guard<std::mutex> guard{mutex_};
+  auto it = events_.find(static_cast<int>(reinterpret_cast<std::intptr_t>(event)));
+  if (it == events_.end() || !it->second.recorded)
+    note("a stream waits on an event that was not recorded yet (CUDA would not wait)");
+}
+
+int EmulatedGpuBackend::events_alive() const {
+  std::lock_guard<std::mutex> guard{mutex_};
+  return static_cast<int>(events_.size());
+}
+
 void EmulatedGpuBackend::deliver() {
   std::unique_lock<std::mutex> lock{mutex_};
   for (;;) {

@@ -43,6 +43,10 @@ public:
   void zero_async(int gpu, internal::GpuStream stream, void* dst, std::size_t bytes) override;
   void notify_when_done(int gpu, internal::GpuStream stream,
                         std::function<void(const std::string&)> done) override;
+  internal::GpuEvent create_event(int gpu) override;
+  void destroy_event(int gpu, internal::GpuEvent event) noexcept override;
+  void record_event(int gpu, internal::GpuStream stream, internal::GpuEvent event) override;
+  void wait_event(int gpu, internal::GpuStream stream, internal::GpuEvent event) override;
 
   // -- what tests look at ---------------------------------------------------------------
 
@@ -53,8 +57,11 @@ public:
   [[nodiscard]] int streams_alive() const;
   /// Copies enqueued so far, of `kind`.
   [[nodiscard]] int copies(internal::GpuCopyKind kind) const;
+  /// Events created and not destroyed.
+  [[nodiscard]] int events_alive() const;
   /// Problems found (a pointer on the wrong GPU, an unpinned host buffer, a
-  /// double free); empty when the GPU code used the backend as CUDA requires.
+  /// double free, a wait on an event never recorded, which CUDA would let
+  /// run ahead); empty when the GPU code used the backend as CUDA requires.
   [[nodiscard]] std::string misuse() const;
 
   /// The next copy_async throws, as a failed cudaMemcpyAsync does.
@@ -80,6 +87,12 @@ private:
   std::map<const std::byte*, std::size_t> pinned_blocks_;
   std::map<int, std::size_t> used_;
   std::map<internal::GpuCopyKind, int> copies_;
+  struct Event {
+    int gpu;
+    bool recorded;
+  };
+  std::map<int, Event> events_;  // by id, the GpuEvent's value
+  int next_event_ = 1;
   int streams_created_ = 0;
   int streams_alive_ = 0;
   bool fail_next_copy_ = false;

@@ -207,19 +207,21 @@ void adam_f32(const GpuLaunchContext&, float* var, float* m, float* v, const flo
                                    {alpha, one_minus_beta_1, one_minus_beta_2, epsilon});
 }
 
-void sum_n_f32(const GpuLaunchContext&, const float* const* inputs, int count, float* out,
-               int64_t n, float scale) {
-  // The CUDA kernel takes its input pointers by value, at most kGpuSumMaxInputs
-  // of them: an op that passes more must fail here too, not only on a GPU.
-  if (count > internal::kGpuSumMaxInputs)
-    fail(Errc::internal, "sum_n_f32: " + std::to_string(count) + " inputs, more than the "
-                           + std::to_string(internal::kGpuSumMaxInputs) + " it takes at once");
+void sum_n_f32(const GpuLaunchContext&, const float* const* inputs, int count, float* const* outputs,
+               int out_count, int64_t n, float scale) {
+  // The CUDA kernel takes its pointers by value, at most kGpuSumMaxInputs of
+  // each: an op that passes more must fail here too, not only on a GPU.
+  if (count > internal::kGpuSumMaxInputs || out_count < 1 || out_count > internal::kGpuSumMaxInputs)
+    fail(Errc::internal, "sum_n_f32: " + std::to_string(count) + " inputs and " + std::to_string(out_count)
+                           + " outputs, outside what it takes at once (at most "
+                           + std::to_string(internal::kGpuSumMaxInputs) + " each, one output or more)");
   for (int64_t i = 0; i < n; ++i) {
-    // Element i of every input is read before out[i] (which may be inputs[0][i]) is written.
+    // Element i of every input is read before element i of any output (which may alias one) is written.
     float total = count > 0 ? inputs[0][i] : 0.0f;
     for (int input = 1; input < count; ++input)
       total += inputs[input][i];
-    out[i] = scale * total;
+    for (int output = 0; output < out_count; ++output)
+      outputs[output][i] = scale * total;
   }
 }
 

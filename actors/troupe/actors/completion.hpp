@@ -1,9 +1,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <thread>
 
 namespace troupe::internal {
 
@@ -42,11 +44,19 @@ public:
   [[nodiscard]] bool done() const noexcept { return state_.load(std::memory_order_acquire) != 0; }
 
   /// Blocks the calling (non-actor) thread until set(): spins briefly first,
-  /// since a strategy step often completes within microseconds.
+  /// since a strategy step often completes within microseconds, then yields
+  /// for up to 50 us (a GPU round trip takes 10 to 50: a futex wake-up would
+  /// add tens more), then sleeps.
   void wait() const noexcept {
     for (int i = 0; i < 4000; ++i)
       if (done())
         return;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
+    while (std::chrono::steady_clock::now() < until) {
+      if (done())
+        return;
+      std::this_thread::yield();
+    }
     while (!done())
       state_.wait(0, std::memory_order_acquire);
   }

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -22,16 +23,24 @@ namespace troupe::internal {
 /// all, spread over the N streams.
 ///
 /// The collective group builds the plan once every replica contributed and
-/// hands it to each replica, whose fiber runs its share (`run`): it waits for
-/// every replica's stream to be past its inputs, enqueues its kernels, waits
-/// for its own stream, then for the other replicas. Only fibers wait (they
-/// suspend); no thread blocks on a stream. A failure on one replica fails the
-/// collective on every replica, naming it.
+/// hands it to each replica, whose fiber runs its share (`run`). Streams wait
+/// for each other through events, never the host for a stream:
+/// 1. each replica records "my input is written" on its stream;
+/// 2. once all have (a rendezvous of the fibers), each stream waits for the
+///    others' input events, sums its slice, copies it into every output and
+///    records "my slices are written";
+/// 3. once all have, each stream waits for the others' slices; the replica
+///    returns its output while the GPUs still work, and whatever it enqueues
+///    next runs after the all-reduce. Inputs may be freed then: their
+///    readers are behind the events of step 3.
+/// Only fibers wait (they suspend, for the device actors to enqueue, not for
+/// the GPU). A failure on one replica fails the collective on every replica,
+/// naming it.
 class GpuAllReduce {
 public:
   /// Checks the inputs (float32, every replica on a GPU that the others can
-  /// read) and allocates each replica's outputs on its device; throws
-  /// Error(not_supported / invalid_argument) naming what does not fit.
+  /// read), allocates each replica's outputs on its device and the events;
+  /// throws Error(not_supported / invalid_argument) naming what does not fit.
   GpuAllReduce(ReduceOp op, std::vector<std::vector<Tensor>> inputs, std::vector<DeviceSpec> devices);
 
   /// Whether any of `inputs` lives on a GPU (the group then builds this plan).
@@ -42,15 +51,29 @@ public:
   [[nodiscard]] std::vector<Tensor> run(int replica, const std::function<void(const Completion&)>& await);
 
 private:
+  /// The events of one all-reduce, destroyed with the last launch that uses them.
+  struct Events;
+
+  /// All replicas arrive before any goes on.
+  struct Rendezvous {
+    explicit Rendezvous(int parties) : waiting(parties) {}
+    std::atomic<int> waiting;
+    Completion all_arrived;
+  };
+
+  void arrive(Rendezvous& rendezvous, const std::function<void(const Completion&)>& await);
   void record_failure(int replica, const std::string& why);
+  /// Throws the first failure of any replica, if there was one.
+  void rethrow_failure();
 
   ReduceOp op_;
   std::vector<std::vector<Tensor>> inputs_;    // [replica][tensor]
   std::vector<DeviceSpec> devices_;            // [replica]
   std::vector<std::vector<Tensor>> outputs_;   // [replica][tensor]
   std::vector<std::vector<float*>> output_data_;
-  std::atomic<int> running_;
-  Completion all_done_;
+  std::shared_ptr<Events> events_;
+  Rendezvous inputs_recorded_;
+  Rendezvous slices_recorded_;
   std::mutex mutex_;
   std::string failure_;
 };

@@ -42,11 +42,13 @@ struct GpuTransferMsg {
   GpuTransfer* transfer = nullptr;
 };
 
-/// Caller -> device actor: enqueue a kernel on the device's stream (no
-/// answer; DeviceMemory::launch says what a failure does).
+/// Caller -> device actor: enqueue a kernel on the device's stream
+/// (DeviceMemory::launch says what a failure does). With `confirm`, the
+/// actor sets its `done` (and `error`) once the work is enqueued.
 struct GpuLaunchMsg {
   const char* what = "";
   std::function<void(const GpuLaunchContext&)> enqueue;
+  GpuTransfer* confirm = nullptr;
 };
 
 /// Backend thread -> device actor: the stream finished the work enqueued up

@@ -36,6 +36,7 @@ public:
   void copy_from_device(void* dst, DeviceMemory& source, const void* src, std::size_t bytes) override;
   void fill_zero(void* dst, std::size_t bytes) override;
   void launch(const char* what, std::function<void(const GpuLaunchContext&)> enqueue) override;
+  void launch_and_confirm(const char* what, std::function<void(const GpuLaunchContext&)> enqueue) override;
   void synchronize() override;
 
   // -- properties -----------------------------------------------------------------

@@ -1,5 +1,7 @@
 #include "cuda_gpu_backend.hpp"
 
+#include "cuda_event_poller.hpp"
+
 #include <map>
 #include <mutex>
 #include <utility>
@@ -20,12 +22,6 @@ std::string describe(cudaError_t status) {
 void check(cudaError_t status, int gpu, const char* call) {
   if (status != cudaSuccess)
     fail(Errc::internal, "GPU " + std::to_string(gpu) + ": " + call + " failed (" + describe(status) + ")");
-}
-
-void CUDART_CB on_stream_done(cudaStream_t, cudaError_t status, void* user_data) {
-  std::unique_ptr<std::function<void(const std::string&)>> done{
-    static_cast<std::function<void(const std::string&)>*>(user_data)};
-  (*done)(status == cudaSuccess ? std::string{} : describe(status));
 }
 
 class CudaGpuBackend final : public GpuBackend {
@@ -149,11 +145,41 @@ public:
   }
 
   void notify_when_done(int gpu, GpuStream stream, std::function<void(const std::string&)> done) override {
+    // An event behind the stream's work, polled (CudaEventPoller says why).
+    auto event = static_cast<cudaEvent_t>(create_event(gpu));
+    try {
+      record_event(gpu, stream, event);
+    } catch (...) {
+      destroy_event(gpu, event);
+      throw;
+    }
+    poller_.watch(gpu, event, std::move(done));
+  }
+
+  // -- events ---------------------------------------------------------------------
+
+  GpuEvent create_event(int gpu) override {
     select(gpu);
-    auto owned = std::make_unique<std::function<void(const std::string&)>>(std::move(done));
-    check(cudaStreamAddCallback(static_cast<cudaStream_t>(stream), on_stream_done, owned.get(), 0), gpu,
-          "cudaStreamAddCallback");
-    (void) owned.release(); // on_stream_done owns it now
+    cudaEvent_t event = nullptr;
+    check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), gpu, "cudaEventCreateWithFlags");
+    return event;
+  }
+
+  void destroy_event(int gpu, GpuEvent event) noexcept override {
+    if (cudaSetDevice(gpu) == cudaSuccess)
+      (void) cudaEventDestroy(static_cast<cudaEvent_t>(event));
+  }
+
+  void record_event(int gpu, GpuStream stream, GpuEvent event) override {
+    select(gpu);
+    check(cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream)), gpu,
+          "cudaEventRecord");
+  }
+
+  void wait_event(int gpu, GpuStream stream, GpuEvent event) override {
+    select(gpu);
+    check(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event), 0), gpu,
+          "cudaStreamWaitEvent");
   }
 
 private:
@@ -184,6 +210,7 @@ private:
   std::string reason_;
   std::mutex mutex_;
   std::map<std::pair<int, int>, bool> peer_access_;
+  CudaEventPoller poller_;
 };
 
 } // namespace

@@ -65,6 +65,10 @@ public:
   /// kernel that fails to launch poisons the device: every later copy or
   /// synchronize on it throws Error(internal) naming `what` and the cause.
   virtual void launch(const char* what, std::function<void(const GpuLaunchContext&)> enqueue) = 0;
+  /// As launch, but returns once the device's actor has enqueued the work
+  /// (not once it ran), and throws what stopped it: for work that records an
+  /// event another stream is about to wait for.
+  virtual void launch_and_confirm(const char* what, std::function<void(const GpuLaunchContext&)> enqueue) = 0;
   /// Waits until the device has run everything sent to it so far; throws the
   /// stream's error. Another device's stream that reads this device's memory
   /// calls it first.

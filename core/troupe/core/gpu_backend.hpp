@@ -9,6 +9,8 @@ namespace troupe::internal {
 
 /// A backend's stream: work enqueued on it runs in order on one GPU.
 using GpuStream = void*;
+/// A backend's event: a point in a stream's work that other streams can wait for.
+using GpuEvent = void*;
 
 /// What a GPU is, as the backend reports it.
 struct GpuProperties {
@@ -76,6 +78,18 @@ public:
   /// with "" or the error that stopped the stream. `done` runs on a thread of
   /// the backend, never inside this call, and must not call the backend.
   virtual void notify_when_done(int gpu, GpuStream stream, std::function<void(const std::string& error)> done) = 0;
+
+  // -- events (ordering between streams, no timing) --------------------------------
+
+  [[nodiscard]] virtual GpuEvent create_event(int gpu) = 0;
+  /// May be called while a recording is still pending (CUDA then frees it later).
+  virtual void destroy_event(int gpu, GpuEvent event) noexcept = 0;
+  /// Enqueues recording `event` on `stream`: it completes with the work enqueued before it.
+  virtual void record_event(int gpu, GpuStream stream, GpuEvent event) = 0;
+  /// Enqueues a wait on `stream`: what is enqueued on it later runs after
+  /// `event`, recorded on a stream of any GPU of the process, completed.
+  /// The event must have been recorded before this call.
+  virtual void wait_event(int gpu, GpuStream stream, GpuEvent event) = 0;
 };
 
 /// The process's backend: CUDA in a CUDA build, else one without GPUs.

@@ -85,14 +85,17 @@ struct GpuKernels {
   /// var -= alpha * m / (sqrt(v) + epsilon).
   void (*adam_f32)(const GpuLaunchContext& ctx, float* var, float* m, float* v, const float* grad, int64_t n,
                    float alpha, float one_minus_beta_1, float one_minus_beta_2, float epsilon);
-  /// out[i] = scale * (inputs[0][i] + ... + inputs[count - 1][i]), summed in
-  /// that order; the inputs may live on other GPUs of the process (peer
-  /// access enabled by the caller) or on other logical GPUs of this card.
-  void (*sum_n_f32)(const GpuLaunchContext& ctx, const float* const* inputs, int count, float* out, int64_t n,
-                    float scale);
+  /// outputs[j][i] = scale * (inputs[0][i] + ... + inputs[count - 1][i]),
+  /// summed in that order, for each of the `out_count` outputs (one read of
+  /// the inputs, as many writes as outputs). Inputs and outputs may live on
+  /// other GPUs of the process (peer access enabled by the caller) or on
+  /// other logical GPUs of this card, and may alias each other: element i of
+  /// every input is read before element i of any output is written.
+  void (*sum_n_f32)(const GpuLaunchContext& ctx, const float* const* inputs, int count, float* const* outputs,
+                    int out_count, int64_t n, float scale);
 };
 
-/// The most inputs sum_n_f32 takes at once.
+/// The most inputs, and the most outputs, sum_n_f32 takes at once.
 inline constexpr int kGpuSumMaxInputs = 16;
 
 /// The kernels GPU ops use: the ScopedGpuKernels in force, else CUDA's in a
