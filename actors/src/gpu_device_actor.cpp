@@ -36,7 +36,7 @@ caf::behavior GpuDeviceActor::make_behavior() {
   // No handler lets an exception escape: it would kill this actor and leave
   // its callers waiting.
   return {
-    [this](GpuTransferMsg msg) { start(*msg.transfer); },
+    [this](GpuTransferMsg& msg) { start(*msg.transfer, std::move(msg.owned)); },
     [this](GpuLaunchMsg& msg) { enqueue_kernel(msg); },
     [this](GpuStreamDoneMsg& msg) { finish(msg); },
   };
@@ -57,13 +57,13 @@ void GpuDeviceActor::enqueue_kernel(GpuLaunchMsg& msg) {
   }
 }
 
-void GpuDeviceActor::start(GpuTransfer& transfer) {
+void GpuDeviceActor::start(GpuTransfer& transfer, std::shared_ptr<GpuTransfer> owned) {
   if (!failure_.empty()) {
     transfer.error = failure_;
     transfer.done.set();
     return;
   }
-  InFlight entry{++next_sequence_, &transfer, nullptr};
+  InFlight entry{++next_sequence_, &transfer, nullptr, std::move(owned)};
   auto& backend = *setup_.backend;
   try {
     switch (transfer.kind) {
@@ -75,6 +75,7 @@ void GpuDeviceActor::start(GpuTransfer& transfer) {
       case GpuTransfer::Kind::from_host:
         entry.staging = staging_->allocate(transfer.bytes);
         std::memcpy(entry.staging, transfer.src, transfer.bytes);
+        transfer.source_owner.reset();  // staged: the source may go
         backend.copy_async(setup_.gpu, stream_, transfer.dst, entry.staging, transfer.bytes,
                            GpuCopyKind::host_to_device, setup_.gpu);
         break;
@@ -88,19 +89,34 @@ void GpuDeviceActor::start(GpuTransfer& transfer) {
       case GpuTransfer::Kind::barrier:
         break;
     }
-    // The callback runs on a backend thread: it only sends a message.
+    // The callback runs on a backend thread. A caller that waits is answered
+    // from there at once (one hop less than through this actor); the actor
+    // gets a message to free the staging buffer and learn the stream's state.
+    GpuTransfer* waiter = entry.owned ? nullptr : &transfer;
     backend.notify_when_done(setup_.gpu, stream_,
-                             [self = caf::actor_cast<caf::actor>(this), sequence = entry.sequence](const std::string& error) {
+                             [self = caf::actor_cast<caf::actor>(this), sequence = entry.sequence, waiter,
+                              staging = entry.staging, name = setup_.name](const std::string& error) {
+                               if (waiter != nullptr) {
+                                 if (error.empty() && waiter->kind == GpuTransfer::Kind::to_host)
+                                   std::memcpy(waiter->dst, staging, waiter->bytes);
+                                 waiter->error = error.empty() ? std::string{} : name + ": the stream failed: " + error;
+                                 waiter->done.set();  // the caller may free it now
+                               }
                                caf::anon_send(self, GpuStreamDoneMsg{sequence, error});
                              });
+    if (waiter != nullptr)
+      entry.transfer = nullptr;  // answered by the callback
   } catch (const std::exception& e) {
-    // The caller learns at once. A staging buffer that an enqueued copy may
-    // still use is freed only once the stream is past it (the next
-    // transfer's callback, or when this actor stops).
+    // The caller learns at once; where nobody waits, the device is poisoned,
+    // since the destination's bytes are now wrong. A staging buffer that an
+    // enqueued copy may still use is freed only once the stream is past it
+    // (the next transfer's callback, or when this actor stops).
     transfer.error = setup_.name + ": " + e.what();
+    if (entry.owned && failure_.empty())
+      failure_ = setup_.name + ": a copy from the host failed: " + e.what();
     transfer.done.set();
     if (entry.staging != nullptr)
-      in_flight_.push_back(InFlight{entry.sequence, nullptr, entry.staging});
+      in_flight_.push_back(InFlight{entry.sequence, nullptr, entry.staging, nullptr});
     return;
   }
   in_flight_.push_back(entry);
@@ -111,16 +127,21 @@ void GpuDeviceActor::finish(const GpuStreamDoneMsg& msg) {
   // one means every transfer up to its sequence number is done.
   if (!msg.error.empty() && failure_.empty())
     failure_ = setup_.name + ": the stream failed: " + msg.error;
+  // Once the device is poisoned, nothing it finishes is trusted: a copy back
+  // may have read what a failed copy or kernel left behind.
   while (!in_flight_.empty() && in_flight_.front().sequence <= msg.sequence) {
     auto entry = in_flight_.front();
     in_flight_.pop_front();
-    release(entry, msg.error.empty() ? std::string{} : setup_.name + ": the stream failed: " + msg.error);
+    release(entry, failure_);
   }
 }
 
 void GpuDeviceActor::release(InFlight& entry, std::string error) {
+  // A transfer its caller waits for was answered by the callback; only its
+  // staging buffer is left.
   if (entry.transfer == nullptr) {
-    staging_->deallocate(entry.staging);
+    if (entry.staging != nullptr)
+      staging_->deallocate(entry.staging);
     return;
   }
   auto& transfer = *entry.transfer;

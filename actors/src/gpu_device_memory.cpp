@@ -18,8 +18,22 @@ void GpuDeviceMemory::copy_to_host(void* dst, const void* src, std::size_t bytes
   run(GpuTransfer::Kind::to_host, dst, src, bytes, gpu_, "a copy to the host");
 }
 
-void GpuDeviceMemory::copy_from_host(void* dst, const void* src, std::size_t bytes) {
-  run(GpuTransfer::Kind::from_host, dst, src, bytes, gpu_, "a copy from the host");
+void GpuDeviceMemory::copy_from_host(void* dst, std::shared_ptr<const void> owner, const void* src,
+                                     std::size_t bytes) {
+  // Nobody waits: the message owns the transfer, and the transfer the source.
+  auto transfer = std::make_shared<GpuTransfer>();
+  transfer->kind = GpuTransfer::Kind::from_host;
+  transfer->dst = dst;
+  transfer->src = src;
+  transfer->bytes = bytes;
+  transfer->src_gpu = gpu_;
+  transfer->source_owner = std::move(owner);
+  std::lock_guard<std::mutex> guard{mutex_};
+  if (runtime_ == nullptr)
+    fail(Errc::failed_precondition, "a copy from the host to " + name_
+                                      + ": the Runtime that owned this GPU was destroyed");
+  GpuTransfer* raw = transfer.get();
+  caf::anon_send(device_actor_, GpuTransferMsg{raw, std::move(transfer)});
 }
 
 void GpuDeviceMemory::copy_from_device(void* dst, DeviceMemory& source, const void* src, std::size_t bytes) {
@@ -82,7 +96,7 @@ void GpuDeviceMemory::run(GpuTransfer::Kind kind, void* dst, const void* src, st
     std::lock_guard<std::mutex> guard{mutex_};
     runtime = runtime_;
     if (runtime != nullptr)
-      caf::anon_send(device_actor_, GpuTransferMsg{&transfer});
+      caf::anon_send(device_actor_, GpuTransferMsg{&transfer, nullptr});
   }
   if (runtime == nullptr)
     fail(Errc::failed_precondition, std::string(what) + " on " + name_

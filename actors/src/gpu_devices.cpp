@@ -76,10 +76,20 @@ std::unique_ptr<GpuDevices> GpuDevices::start(RuntimeImpl& runtime, const Runtim
 }
 
 GpuDevices::~GpuDevices() {
+  std::vector<caf::actor> actors;
   for (auto& device : devices_) {
     unregister_device_memory(device.memory.get());
     device.memory->detach();
     caf::anon_send_exit(device.actor, caf::exit_reason::user_shutdown);
+    actors.push_back(device.actor);
+  }
+  // Until they are gone, the actors may still run work queued before the
+  // exit (copies and kernels that nobody waits for) on memory that the
+  // allocators return to the driver once the last tensor drops. Stopped, they
+  // have waited for their streams and dropped the rest.
+  if (!actors.empty()) {
+    caf::scoped_actor self{actors.front().home_system()};
+    self->wait_for(actors);
   }
 }
 

@@ -406,7 +406,7 @@ Tensor Tensor::to(const DeviceSpec& device) const {
   if (nbytes() == 0)
     return result;
   if (on_host_)
-    target->copy_from_host(result.data_, data_, nbytes());
+    target->copy_from_host(result.data_, buffer_, data_, nbytes());
   else
     target->copy_from_device(result.data_, *from, data_, nbytes());
   return result;

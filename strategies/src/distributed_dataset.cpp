@@ -11,9 +11,10 @@ DistributedDataset::DistributedDataset(Runtime* runtime, StepSourceFactory make_
 }
 
 DistributedDataset::DistributedDataset(Runtime* runtime, StepSourceFactory make_source, ElementSpec spec,
-                                       InputOptions options, StepAgreement agreement)
+                                       InputOptions options, StepAgreement agreement,
+                                       std::vector<DeviceSpec> replica_devices)
   : runtime_(runtime), make_source_(std::move(make_source)), spec_(std::move(spec)), options_(options),
-    agreement_(std::move(agreement)) {
+    agreement_(std::move(agreement)), replica_devices_(std::move(replica_devices)) {
   if (options_.experimental_per_replica_buffer_size < 1)
     fail(Errc::invalid_argument, "InputOptions.experimental_per_replica_buffer_size must be at least 1, got "
                                    + std::to_string(options_.experimental_per_replica_buffer_size));
@@ -31,6 +32,23 @@ DistributedDataset::Iterator::Iterator(const DistributedDataset& dataset)
   : pipeline_(std::make_shared<internal::InputPipeline>(dataset.runtime_, dataset.make_source_(),
                                                         dataset.options_.experimental_per_replica_buffer_size)),
     spec_(dataset.spec_), agreement_(dataset.agreement_) {
+  // Host devices share the host's memory: only GPU replicas need a copy.
+  bool any_gpu = false;
+  for (const auto& device : dataset.replica_devices_)
+    any_gpu = any_gpu || device.is_gpu();
+  if (any_gpu && dataset.options_.experimental_fetch_to_device)
+    fetch_to_ = dataset.replica_devices_;
+}
+
+void DistributedDataset::Iterator::fetch_to_devices(std::vector<Element>& step) const {
+  for (std::size_t r = 0; r < step.size() && r < fetch_to_.size(); ++r) {
+    if (!fetch_to_[r].is_gpu())
+      continue;
+    std::vector<Tensor> placed;
+    for (const auto& component : step[r].components())
+      placed.push_back(component.to(fetch_to_[r]));
+    step[r] = step[r].is_tuple() ? Element::tuple(std::move(placed)) : Element(std::move(placed.front()));
+  }
 }
 
 std::vector<Element> DistributedDataset::Iterator::empty_step() const {
@@ -64,9 +82,10 @@ std::optional<PerReplica<Element>> DistributedDataset::Iterator::get_next_as_opt
     if (!step)
       step = empty_step();
   }
-  if (step)
-    return PerReplica<Element>(std::move(*step));
-  return std::nullopt;
+  if (!step)
+    return std::nullopt;
+  fetch_to_devices(*step);
+  return PerReplica<Element>(std::move(*step));
 }
 
 std::vector<PerReplica<Element>> DistributedDataset::Iterator::get_next_steps(int n) {
@@ -86,8 +105,10 @@ std::vector<PerReplica<Element>> DistributedDataset::Iterator::get_next_steps(in
     return steps;
   }
   // The pipeline remembers its end and its error (given after the steps before it).
-  for (auto& step : pipeline_->next_steps(static_cast<std::size_t>(n)))
+  for (auto& step : pipeline_->next_steps(static_cast<std::size_t>(n))) {
+    fetch_to_devices(step);
     steps.emplace_back(std::move(step));
+  }
   return steps;
 }
 

@@ -227,7 +227,7 @@ DistributedDataset distribute_dataset(StrategyExtended& extended, const Dataset&
       static_steps_if_required(extended, pad_partial_batches, [agreed, total, first, replicas] {
         return std::make_unique<GlobalBatchSource>(agreed, total, first, replicas);
       }),
-      with_unknown_batch(std::move(spec)), options);
+      with_unknown_batch(std::move(spec)), options, DistributedDataset::StepAgreement{}, extended.worker_devices());
   }
   if (!decision.summary.empty())
     TROUPE_LOG(info, "data") << decision.summary;
@@ -241,13 +241,13 @@ DistributedDataset distribute_dataset(StrategyExtended& extended, const Dataset&
       extended.runtime(),
       static_steps_if_required(extended, pad_partial_batches,
                                [sharded, total, replicas] { return std::make_unique<RebatchedSource>(sharded, total, replicas); }),
-      with_unknown_batch(std::move(spec)), options, step_agreement(extended));
+      with_unknown_batch(std::move(spec)), options, step_agreement(extended), extended.worker_devices());
   }
   return DistributedDataset(
     extended.runtime(),
     static_steps_if_required(extended, pad_partial_batches,
                              [sharded, replicas] { return std::make_unique<GlobalBatchSource>(sharded, replicas, 0, replicas); }),
-    with_unknown_batch(std::move(spec)), options);
+    with_unknown_batch(std::move(spec)), options, DistributedDataset::StepAgreement{}, extended.worker_devices());
 }
 
 DistributedDataset distribute_datasets_from_function(StrategyExtended& extended,
@@ -264,7 +264,8 @@ DistributedDataset distribute_datasets_from_function(StrategyExtended& extended,
     extended.runtime(),
     static_steps_if_required(extended, false, [dataset, replicas] { return std::make_unique<PerReplicaSource>(dataset, replicas); }),
     std::move(spec), options,
-    extended.num_workers() > 1 ? step_agreement(extended) : DistributedDataset::StepAgreement{});
+    extended.num_workers() > 1 ? step_agreement(extended) : DistributedDataset::StepAgreement{},
+    extended.worker_devices());
 }
 
 } // namespace troupe::internal

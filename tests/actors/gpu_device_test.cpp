@@ -202,22 +202,44 @@ TEST_CASE("a GPU tensor outlives its runtime: its memory is freed, a copy says t
   CHECK(gpus.backend->device_bytes_held() == 0);
 }
 
-TEST_CASE("a failed copy leaves the device usable, a failed stream fails every later transfer", "[actors][gpu]") {
+TEST_CASE("a failed copy back is the caller's error and leaves the device usable", "[actors][gpu]") {
+  EmulatedGpus gpus(1);
+  Runtime rt;
+  const Tensor host = iota(32);
+  const Tensor on_gpu = host.to("GPU:0");
+  (void) on_gpu.to("CPU:0");  // the copy there, which does not wait, is done
+  gpus.backend->fail_next_copy();
+  CHECK_THAT(error_message_of([&] { (void) on_gpu.to("CPU:0"); }),
+             Contains("a copy to the host failed: GPU:0: GPU 0: cudaMemcpyAsync failed"));
+  // A copy refused at enqueue changed nothing on the GPU.
+  CHECK(on_gpu.to("CPU:0").to_vector<float>() == host.to_vector<float>());
+  CHECK(gpus.backend->misuse().empty());
+}
+
+TEST_CASE("a copy to a GPU returns at once, and one that fails poisons the device, naming the cause",
+          "[actors][gpu]") {
   EmulatedGpus gpus(1);
   Runtime rt;
   const Tensor host = iota(32);
   gpus.backend->fail_next_copy();
-  const auto enqueue = error_message_of([&] { (void) host.to("GPU:0"); });
-  CHECK_THAT(enqueue, Contains("a copy from the host failed: GPU:0: GPU 0: cudaMemcpyAsync failed"));
-  // A copy refused at enqueue changed nothing on the GPU.
-  CHECK(host.to("GPU:0").to("CPU:0").to_vector<float>() == host.to_vector<float>());
-  gpus.backend->fail_next_stream("cudaErrorIllegalAddress: an illegal memory access was encountered");
-  const auto stream = error_message_of([&] { (void) host.to("GPU:0"); });
-  CHECK_THAT(stream, Contains("GPU:0: the stream failed: cudaErrorIllegalAddress"));
-  // A stream error loses the GPU's results (CUDA's errors of this kind are
-  // sticky): later transfers fail with the first cause instead of returning
-  // what the lost work left behind.
-  CHECK_THAT(error_message_of([&] { (void) host.to("GPU:0"); }),
+  const Tensor lost = host.to("GPU:0");  // nobody waits for it: the failure is the device's
+  CHECK_THAT(error_message_of([&] { (void) lost.to("CPU:0"); }),
+             Contains("GPU:0: a copy from the host failed: GPU 0: cudaMemcpyAsync failed"));
+  // Every later read fails with the first cause instead of returning what the lost copy left behind.
+  CHECK_THAT(error_message_of([&] { (void) host.to("GPU:0").to("CPU:0"); }),
+             Contains("a copy from the host failed"));
+}
+
+TEST_CASE("a failed stream fails every later transfer with the first cause", "[actors][gpu]") {
+  EmulatedGpus gpus(1);
+  Runtime rt;
+  const Tensor host = iota(32);
+  gpus.backend->fail_streams_from_now("cudaErrorIllegalAddress: an illegal memory access was encountered");
+  const Tensor on_gpu = host.to("GPU:0");
+  CHECK_THAT(error_message_of([&] { (void) on_gpu.to("CPU:0"); }),
+             Contains("GPU:0: the stream failed: cudaErrorIllegalAddress"));
+  // CUDA's errors of this kind are sticky: the GPU's results are lost.
+  CHECK_THAT(error_message_of([&] { (void) host.to("GPU:0").to("CPU:0"); }),
              Contains("GPU:0: the stream failed: cudaErrorIllegalAddress"));
   CHECK(gpus.backend->misuse().empty());
 }

@@ -142,3 +142,26 @@ TEST_CASE("a checkpoint saves GPU replicas' variables and restores them into GPU
   CHECK(restored.device().short_name() == "GPU:0");
   CHECK(array_equal(restored.to("CPU:0"), Tensor::from_vector(std::vector<float>{1, 2, 3})));
 }
+
+TEST_CASE("a distributed dataset hands GPU replicas their batches in GPU memory", "[actors][gpu][replicas]") {
+  EmulatedGpus gpus(1);
+  Runtime rt({.logical_cpu_devices = 1, .logical_gpu_devices_per_gpu = 2});
+  MirroredStrategy strategy(rt, {"GPU:0", "GPU:1"});
+  const auto dataset = Dataset::from_tensor_slices(Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}))
+                         .batch(4);
+  std::vector<float> seen;
+  for (const auto& step : strategy.experimental_distribute_dataset(dataset)) {
+    for (std::size_t r = 0; r < 2; ++r) {
+      const Tensor& batch = step.values()[r];
+      CHECK(batch.device().short_name() == "GPU:" + std::to_string(r));
+      for (float v : batch.to("CPU:0").to_vector<float>())
+        seen.push_back(v);
+    }
+  }
+  CHECK(seen == std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8});
+  // experimental_fetch_to_device = false leaves the batches on the host.
+  InputOptions host_only;
+  host_only.experimental_fetch_to_device = false;
+  for (const auto& step : strategy.experimental_distribute_dataset(dataset, host_only))
+    CHECK(step.values()[1].tensor().on_host());
+}

@@ -122,7 +122,7 @@ void EmulatedGpuBackend::zero_async(int gpu, internal::GpuStream, void* dst, std
 void EmulatedGpuBackend::notify_when_done(int, internal::GpuStream, std::function<void(const std::string&)> done) {
   {
     std::lock_guard<std::mutex> guard{mutex_};
-    completions_.push_back([done = std::move(done), error = std::exchange(next_stream_error_, {})] { done(error); });
+    completions_.push_back([done = std::move(done), error = stream_error_] { done(error); });
   }
   wake_.notify_all();
 }
@@ -245,9 +245,9 @@ void EmulatedGpuBackend::fail_next_copy() {
   fail_next_copy_ = true;
 }
 
-void EmulatedGpuBackend::fail_next_stream(std::string error) {
+void EmulatedGpuBackend::fail_streams_from_now(std::string error) {
   std::lock_guard<std::mutex> guard{mutex_};
-  next_stream_error_ = std::move(error);
+  stream_error_ = std::move(error);
 }
 
 } // namespace troupe::testing

@@ -66,8 +66,9 @@ public:
 
   /// The next copy_async throws, as a failed cudaMemcpyAsync does.
   void fail_next_copy();
-  /// The next notify_when_done reports `error` as the stream's error.
-  void fail_next_stream(std::string error);
+  /// From the next notify_when_done on, every one reports `error` as the
+  /// stream's error, as CUDA does after a sticky error (a faulting kernel).
+  void fail_streams_from_now(std::string error);
 
 private:
   struct Block {
@@ -96,7 +97,7 @@ private:
   int streams_created_ = 0;
   int streams_alive_ = 0;
   bool fail_next_copy_ = false;
-  std::string next_stream_error_;
+  std::string stream_error_;
   std::string misuse_;
   // Completions, delivered in order by one thread.
   std::condition_variable wake_;

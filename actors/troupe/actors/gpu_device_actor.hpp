@@ -35,11 +35,17 @@ struct GpuTransfer {
   /// Set by the device actor: "" or why the transfer failed.
   std::string error;
   Completion done;
+  /// A copy from the host that nobody waits for: keeps `src` alive until the
+  /// actor has staged it.
+  std::shared_ptr<const void> source_owner;
 };
 
-/// Caller -> device actor: run `transfer` on the device's stream.
+/// Caller -> device actor: run `transfer` on the device's stream. The caller
+/// keeps it alive until `done`, or hands it over in `owned` and does not wait
+/// (a failure then poisons the device).
 struct GpuTransferMsg {
   GpuTransfer* transfer = nullptr;
+  std::shared_ptr<GpuTransfer> owned;
 };
 
 /// Caller -> device actor: enqueue a kernel on the device's stream
@@ -67,9 +73,10 @@ struct GpuDeviceSetup {
 };
 
 /// The actor that owns one logical GPU's stream: every copy and fill reaches
-/// the GPU as a GpuTransferMsg, which it enqueues on its stream and answers
-/// when the backend reports the stream done (a message from the backend's
-/// callback thread); it never waits on the stream itself. Host memory is
+/// the GPU as a GpuTransferMsg, which it enqueues on its stream; the backend
+/// reports the stream past it from its own thread, which answers a waiting
+/// caller directly and sends the actor a GpuStreamDoneMsg to free the
+/// staging buffer. The actor never waits on the stream itself. Host memory is
 /// staged through page-locked buffers (cached), so copies run asynchronously
 /// whatever memory the caller's tensor uses. Kernels arrive as GpuLaunchMsg
 /// and are enqueued without an answer: the next transfer's completion covers
@@ -89,16 +96,18 @@ public:
   void on_exit() override;
 
 private:
-  /// A transfer enqueued on the stream, with its host staging buffer; a
-  /// failed transfer leaves only its buffer (transfer null), freed once the
-  /// stream is past it.
+  /// A transfer enqueued on the stream, with its host staging buffer. The
+  /// transfer is null where its caller is answered by the backend's callback
+  /// or where it failed: only the buffer is left, freed once the stream is
+  /// past it.
   struct InFlight {
     uint64_t sequence;
     GpuTransfer* transfer;
     void* staging;
+    std::shared_ptr<GpuTransfer> owned;  ///< a transfer nobody waits for
   };
 
-  void start(GpuTransfer& transfer);
+  void start(GpuTransfer& transfer, std::shared_ptr<GpuTransfer> owned);
   void enqueue_kernel(GpuLaunchMsg& msg);
   void finish(const GpuStreamDoneMsg& msg);
   void release(InFlight& entry, std::string error);

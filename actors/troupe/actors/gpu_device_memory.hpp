@@ -32,7 +32,7 @@ public:
   [[nodiscard]] void* allocate(std::size_t bytes) override { return allocator_->allocate(bytes); }
   void deallocate(void* ptr) noexcept override { allocator_->deallocate(ptr); }
   void copy_to_host(void* dst, const void* src, std::size_t bytes) override;
-  void copy_from_host(void* dst, const void* src, std::size_t bytes) override;
+  void copy_from_host(void* dst, std::shared_ptr<const void> owner, const void* src, std::size_t bytes) override;
   void copy_from_device(void* dst, DeviceMemory& source, const void* src, std::size_t bytes) override;
   void fill_zero(void* dst, std::size_t bytes) override;
   void launch(const char* what, std::function<void(const GpuLaunchContext&)> enqueue) override;

@@ -50,8 +50,11 @@ public:
 
   /// `bytes` from this device at `src` to host memory at `dst`.
   virtual void copy_to_host(void* dst, const void* src, std::size_t bytes) = 0;
-  /// `bytes` from host memory at `src` to this device at `dst`.
-  virtual void copy_from_host(void* dst, const void* src, std::size_t bytes) = 0;
+  /// Enqueues `bytes` from host memory at `src` to this device at `dst` and
+  /// returns at once: whatever is sent to the device later runs after it.
+  /// `owner` keeps `src` alive until the device's actor has taken its copy.
+  /// A copy that fails poisons the device, as a failed launch does.
+  virtual void copy_from_host(void* dst, std::shared_ptr<const void> owner, const void* src, std::size_t bytes) = 0;
   /// `bytes` from `src` in the memory of `source` (another logical GPU of the
   /// same Runtime, or this one) to this device at `dst`.
   virtual void copy_from_device(void* dst, DeviceMemory& source, const void* src, std::size_t bytes) = 0;

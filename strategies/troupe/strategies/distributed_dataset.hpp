@@ -42,9 +42,12 @@ public:
   /// For strategies: passes are made by `make_source`, run on `runtime` (or the
   /// calling thread when null), with `spec` as each replica's element spec.
   DistributedDataset(Runtime* runtime, StepSourceFactory make_source, ElementSpec spec, InputOptions options);
-  /// The same, with the workers' end-of-data agreement.
+  /// The same, with the workers' end-of-data agreement, and the replicas'
+  /// devices: with InputOptions.experimental_fetch_to_device, a replica on a
+  /// GPU gets its batch in GPU memory (the copy is queued on the GPU's stream
+  /// when the step is taken; the host does not wait for it).
   DistributedDataset(Runtime* runtime, StepSourceFactory make_source, ElementSpec spec, InputOptions options,
-                     StepAgreement agreement);
+                     StepAgreement agreement, std::vector<DeviceSpec> replica_devices = {});
 
   /// One pass over the steps (tf.distribute.DistributedIterator).
   class Iterator {
@@ -80,11 +83,15 @@ public:
   private:
     /// A step of empty batches shaped by the element spec.
     [[nodiscard]] std::vector<Element> empty_step() const;
+    /// Queues the copies of a GPU replica's batch to its GPU.
+    void fetch_to_devices(std::vector<Element>& step) const;
 
     std::shared_ptr<internal::InputPipeline> pipeline_;
     std::optional<value_type> current_;
     ElementSpec spec_;
     StepAgreement agreement_;
+    /// Where each replica's batch goes; empty: it stays in host memory.
+    std::vector<DeviceSpec> fetch_to_;
     bool ended_ = false;
   };
 
@@ -102,6 +109,7 @@ private:
   ElementSpec spec_;
   InputOptions options_;
   StepAgreement agreement_;
+  std::vector<DeviceSpec> replica_devices_;
 };
 
 /// A pass over a DistributedDataset (tf.distribute.DistributedIterator), as
