@@ -56,8 +56,11 @@ std::string task_name(const char* job, int index) {
 PsCluster::PsCluster(RuntimeImpl& runtime, PsClusterShape shape) : runtime_(runtime), shape_(shape) {
   for (int j = 0; j < shape_.ps; ++j)
     servers_.push_back(runtime_.system().spawn<ParameterServerActor>(ParameterServerOptions{task_name("ps", j)}));
-  for (int i = 0; i < shape_.workers; ++i)
+  // One process: the program registered its functions before it schedules.
+  for (int i = 0; i < shape_.workers; ++i) {
     workers_.push_back(spawn_worker(i));
+    workers_.back().context->mark_program_ready();
+  }
 }
 
 PsCluster::PsCluster(RuntimeImpl& runtime, ClusterNode& node, int devices_per_worker)
@@ -169,6 +172,10 @@ int PsCluster::serve() {
     fail(Errc::failed_precondition,
          "Runtime::serve() runs a worker or ps task of a parameter-server cluster across processes; this is the "
          "coordinator (the chief), which drives the cluster with a ClusterCoordinator instead");
+  // This process's program has made its functions: its worker may run them.
+  for (auto& worker : workers_)
+    if (worker.context)
+      worker.context->mark_program_ready();
   runtime_.wait(routing_->chief_gone, "the coordinator (chief:0) to end the cluster");
   std::lock_guard<std::mutex> lock(routing_->mutex);
   if (routing_->chief_left)
@@ -294,6 +301,7 @@ void PsCluster::restart_worker(int index) {
     fail(Errc::failed_precondition, "restart_worker: worker " + std::to_string(index)
                                       + " is alive; kill_worker it first");
   worker = spawn_worker(index);
+  worker.context->mark_program_ready();
   if (coordinator_)
     caf::anon_send(coordinator_, CoordinatorAddWorkerMsg{worker.actor, worker.name});
 }

@@ -190,12 +190,15 @@ void RuntimeImpl::wait(const Completion& done, const char* what) {
   if (auto* fiber = FiberWaiter::current()) {
     if (!done.done())
       fiber->await(done);
+    done.settle();  // the caller may destroy `done` next
     return;
   }
-  if (coordinator_)
+  if (coordinator_) {
     simulate_until(done, what);
-  else
+    done.settle();
+  } else {
     done.wait();
+  }
 }
 
 } // namespace troupe::internal

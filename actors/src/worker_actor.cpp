@@ -5,6 +5,7 @@
 
 #include <troupe/actors/function_registry.hpp>
 #include <troupe/actors/replica_handle.hpp>
+#include <troupe/actors/runtime_impl.hpp>
 #include <troupe/core/denormals.hpp>
 #include <troupe/core/log.hpp>
 
@@ -127,6 +128,12 @@ void WorkerActor::run_closure(Running& running) {
   const auto& spec = running.msg.spec;
   try {
     auto function = FunctionRegistry::process().find(spec.function_name);
+    if (!function && !context_->program_ready().done()) {
+      // Across processes the chief may send a closure before this process's
+      // program has registered its functions: wait until it serves.
+      context_->runtime().wait(context_->program_ready(), "this worker's program to call Runtime::serve()");
+      function = FunctionRegistry::process().find(spec.function_name);
+    }
     if (!function)
       fail(Errc::not_found, "function '" + spec.function_name + "' is not registered in worker "
                               + context_->name() + " (registered: " + joined(FunctionRegistry::process().names())

@@ -18,14 +18,20 @@ public:
   void set() noexcept {
     std::function<void()> wake;
     {
+      // Everything that touches this object happens under the lock: a waiter
+      // that saw done() may destroy it once settle() got the lock.
       std::lock_guard<std::mutex> lock(mutex_);
       state_.store(1, std::memory_order_release);
+      state_.notify_all();
       wake = std::move(on_set_);
     }
-    state_.notify_all();
     if (wake)
       wake();
   }
+
+  /// Returns once set() has let go of this object: whoever saw done() and
+  /// is about to destroy the Completion calls it first (wait() does).
+  void settle() const noexcept { std::lock_guard<std::mutex> lock(mutex_); }
 
   /// Has `wake` called, by the thread that raises the flag, once it is
   /// raised; returns false and drops `wake` when it already is. A fiber that
@@ -48,18 +54,19 @@ public:
   /// for up to 50 us (a GPU round trip takes 10 to 50: a futex wake-up would
   /// add tens more), then sleeps.
   void wait() const noexcept {
-    for (int i = 0; i < 4000; ++i)
-      if (done())
-        return;
+    bool seen = false;
+    for (int i = 0; i < 4000 && !seen; ++i)
+      seen = done();
     const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
-    while (std::chrono::steady_clock::now() < until) {
-      if (done())
-        return;
+    while (!seen && std::chrono::steady_clock::now() < until) {
       std::this_thread::yield();
+      seen = done();
     }
     while (!done())
       state_.wait(0, std::memory_order_acquire);
+    settle();
   }
+
 
 private:
   std::atomic<uint32_t> state_{0};

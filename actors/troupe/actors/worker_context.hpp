@@ -11,6 +11,7 @@
 
 #include <caf/actor.hpp>
 
+#include <troupe/actors/completion.hpp>
 #include <troupe/actors/fwd.hpp>
 #include <troupe/actors/parameter_server_messages.hpp>
 
@@ -54,6 +55,15 @@ public:
   [[nodiscard]] int worker_index() const noexcept { return worker_index_; }
   /// "/job:worker/replica:0/task:1".
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
+
+  /// Set once this worker's program has made its functions: at once in one
+  /// process, by Runtime::serve() in a worker task across processes (the
+  /// chief may send closures before that process registered them).
+  [[nodiscard]] const Completion& program_ready() const noexcept { return program_ready_; }
+  void mark_program_ready() noexcept {
+    if (!program_ready_.done())
+      program_ready_.set();
+  }
 
   // -- the running attempt --------------------------------------------------------
 
@@ -101,6 +111,7 @@ public:
   void shut_down() noexcept;
 
 private:
+  Completion program_ready_;
   RuntimeImpl* runtime_;
   int worker_index_;
   std::string name_;
