@@ -5,7 +5,9 @@
 //   same way (and by an event);
 // - all-reduce between 2 and 4 logical GPUs of one card (MirroredStrategy,
 //   GpuAllReduce), 1 MiB to 256 MiB, against the floor of reading N·S and
-//   writing S at the card's device-to-device copy bandwidth.
+//   writing S at the card's device-to-device copy bandwidth (issue 12's), and
+//   against reading N·S and writing N·S, the floor when every replica gets
+//   its own output buffer.
 // Exits 77 (skipped) without a GPU. Every all-reduce result is checked.
 
 #include <cstdio>
@@ -131,6 +133,11 @@ void all_reduce_rows(const std::vector<std::size_t>& sizes, int replicas, int re
             .busbw_factor = all_reduce_busbw_factor(replicas),
             .limit_bytes_per_second = static_cast<double>(bytes) / floor_s};
     std::printf("%s\n", format_row(row).c_str());
+    // Each replica's output is its own buffer, so N·S bytes must be written,
+    // not S: the floor of any all-reduce that gives every replica its own copy.
+    const double separate_floor_s = static_cast<double>(2 * replicas * bytes) / copy_bps;
+    std::printf("SEPARATE_OUTPUTS_FLOOR,%d,%zu,floor_us=%.1f,ratio=%.3f\n", replicas, bytes, separate_floor_s * 1e6,
+                separate_floor_s / median(samples));
   }
 }
 

@@ -388,8 +388,10 @@ void CollectiveGroupActor::deliver(const CollectiveKey& key, Pending& pending,
   for (size_t i = 0; i < pending.senders.size(); ++i) {
     auto result = std::make_shared<CollectiveResult>();
     result->tensors.reserve(tensors.size());
+    // Host results stay in host memory for a replica on a GPU (its ops copy
+    // them over when they need to); other host devices share the buffer.
     for (const auto& t : tensors)
-      result->tensors.push_back(t.on_device(setup_.devices[i]));
+      result->tensors.push_back(setup_.devices[i].is_gpu() ? t : t.on_device(setup_.devices[i]));
     result->merge_result = merge_result;
     send(pending.senders[i], CollectiveDoneMsg{key, std::move(result), Errc::internal, {}, nullptr});
   }

@@ -4,6 +4,7 @@
 #include <troupe/core/device_memory.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/gpu_backend.hpp>
+#include <troupe/core/log.hpp>
 #include <troupe/ops/gpu_kernels.hpp>
 
 namespace troupe::internal {
@@ -85,14 +86,12 @@ GpuAllReduce::GpuAllReduce(ReduceOp op, std::vector<std::vector<Tensor>> inputs,
                                     + devices_[k].short_name() + ": their cards (GPU " + std::to_string(gpus[r])
                                     + " and " + std::to_string(gpus[k])
                                     + ") have no peer access, which troupe's GPU all-reduce needs");
+  // Each replica allocates its outputs on its fiber (run): an allocation may
+  // wait for the device (CachingDeviceAllocator's release barrier), which an
+  // actor's handler must not.
   outputs_.resize(n);
   output_data_.resize(n);
-  for (std::size_t r = 0; r < n; ++r) {
-    for (const auto& x : inputs_[r]) {
-      outputs_[r].push_back(Tensor::empty(x.shape(), DType::float32, devices_[r]));
-      output_data_[r].push_back(reinterpret_cast<float*>(outputs_[r].back().mutable_device_data()));
-    }
-  }
+  slices_written_ = std::make_unique<std::atomic<bool>[]>(n);
   events_ = std::make_shared<Events>(backend, gpus);
 }
 
@@ -102,9 +101,15 @@ std::vector<Tensor> GpuAllReduce::run(int replica, const std::function<void(cons
   auto events = events_;
   GpuBackend* backend = &events->backend;
   std::shared_ptr<DeviceMemory> own;
-  // 1. This replica's inputs are written once its stream passes this event.
+  // 1. This replica's outputs, and its inputs written once its stream passes
+  // this event (the outputs' blocks are free by then too: they were
+  // allocated before it).
   try {
     own = device_memory_for(devices_[me]);
+    for (const auto& x : inputs_[me]) {
+      outputs_[me].push_back(Tensor::empty(x.shape(), DType::float32, devices_[me]));
+      output_data_[me].push_back(reinterpret_cast<float*>(outputs_[me].back().mutable_device_data()));
+    }
     own->launch_and_confirm("all_reduce", [backend, event = events->inputs_written[me]](const GpuLaunchContext& ctx) {
       backend->record_event(ctx.gpu, ctx.stream, event);
     });
@@ -147,19 +152,50 @@ std::vector<Tensor> GpuAllReduce::run(int replica, const std::function<void(cons
                           static_cast<int>(slice.outputs.size()), slice.length, scale);
       backend->record_event(ctx.gpu, ctx.stream, events->slices_written[me]);
     });
+    slices_written_[me].store(true);
   } catch (const std::exception& e) {
     record_failure(replica, e.what());
   }
   arrive(slices_recorded_, await);
-  rethrow_failure();
   // 3. What this replica enqueues from now on runs after every slice of its
-  // outputs is written and every read of its inputs is done.
-  own->launch("all_reduce", [backend, events, me](const GpuLaunchContext& ctx) {
-    for (std::size_t k = 0; k < events->slices_written.size(); ++k)
-      if (k != me)
-        backend->wait_event(ctx.gpu, ctx.stream, events->slices_written[k]);
-  });
+  // outputs is written and every read of its inputs is done; on failure too,
+  // for the slices that were written.
+  std::vector<GpuEvent> written;
+  bool all_written = true;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (k == me)
+      continue;
+    if (slices_written_[k].load())
+      written.push_back(events->slices_written[k]);
+    else
+      all_written = false;
+  }
+  try {
+    own->launch("all_reduce", [backend, events, written](const GpuLaunchContext& ctx) {
+      for (GpuEvent event : written)
+        backend->wait_event(ctx.gpu, ctx.stream, event);
+    });
+  } catch (const std::exception& e) {
+    record_failure(replica, e.what());
+  }
+  if (!all_written)
+    keep_buffers_forever(replica);
+  rethrow_failure();
   return outputs_[me];
+}
+
+void GpuAllReduce::keep_buffers_forever(int replica) {
+  // A replica whose kernels may have been enqueued without their event (its
+  // launch failed half-way) may still read every input and write every
+  // output: no stream can wait for it, so no block it names may be reused.
+  // Its device is poisoned; the memory is the price of never corrupting the
+  // others'. Each replica that sees it keeps its own inputs and outputs.
+  const auto me = static_cast<std::size_t>(replica);
+  auto* kept = new std::vector<Tensor>(inputs_[me]);  // intentionally never freed
+  kept->insert(kept->end(), outputs_[me].begin(), outputs_[me].end());
+  TROUPE_LOG(warning, "coll") << "all_reduce of GPU tensors: a replica failed while its kernels may run on "
+                              << devices_[me].short_name() << "'s buffers; keeping " << kept->size()
+                              << " of them allocated for good";
 }
 
 void GpuAllReduce::arrive(Rendezvous& rendezvous, const std::function<void(const Completion&)>& await) {

@@ -12,6 +12,15 @@ GpuDeviceMemory::GpuDeviceMemory(std::string name, int gpu, std::unique_ptr<Cach
                                  RuntimeImpl& runtime, caf::actor device_actor)
   : name_(std::move(name)), gpu_(gpu), allocator_(std::move(allocator)), runtime_(&runtime),
     device_actor_(std::move(device_actor)) {
+  // Blocks go back to the driver only once the kernels sent before are on the
+  // stream (cudaFree then waits for them). A poisoned or stopped device has
+  // enqueued all it will: releasing is safe then too.
+  allocator_->set_release_barrier([this] {
+    try {
+      synchronize();
+    } catch (const std::exception&) {
+    }
+  });
 }
 
 void GpuDeviceMemory::copy_to_host(void* dst, const void* src, std::size_t bytes) {

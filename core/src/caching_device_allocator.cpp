@@ -75,9 +75,30 @@ std::size_t CachingDeviceAllocator::bucket_size(std::size_t bytes) noexcept {
 
 // -- allocation ----------------------------------------------------------------
 
+void CachingDeviceAllocator::set_release_barrier(std::function<void()> barrier) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  release_barrier_ = std::move(barrier);
+}
+
 void* CachingDeviceAllocator::allocate(std::size_t bytes) {
   const std::size_t bucket = bucket_size(bytes);
+  std::function<void()> barrier;
+  {
+    std::lock_guard<std::mutex> guard{mutex_};
+    if (!release_barrier_)
+      return allocate_locked(bytes, bucket, true);
+    if (void* ptr = allocate_locked(bytes, bucket, false))
+      return ptr;
+    barrier = release_barrier_;
+  }
+  // Cached blocks must go back to the device: first the work that may still
+  // name them must be where the driver's free waits for it.
+  barrier();
   std::lock_guard<std::mutex> guard{mutex_};
+  return allocate_locked(bytes, bucket, true);
+}
+
+void* CachingDeviceAllocator::allocate_locked(std::size_t bytes, std::size_t bucket, bool may_release) {
 
   // A cached block of the same bucket.
   if (auto it = free_.find(bucket); it != free_.end()) {
@@ -104,6 +125,8 @@ void* CachingDeviceAllocator::allocate(std::size_t bytes) {
   if (limit_bytes_ != 0) {
     if (bucket > limit_bytes_ - stats_.in_use_bytes)
       fail_out_of_memory(bytes, bucket, true);
+    if (!may_release && bucket > limit_bytes_ - stats_.in_use_bytes - stats_.cached_bytes)
+      return nullptr;
     while (bucket > limit_bytes_ - stats_.in_use_bytes - stats_.cached_bytes) {
       const std::size_t shortfall =
         bucket - (limit_bytes_ - stats_.in_use_bytes - stats_.cached_bytes);
@@ -118,6 +141,8 @@ void* CachingDeviceAllocator::allocate(std::size_t bytes) {
   // A fresh block; when the device is full, once more after releasing the
   // cache (if there was any to release).
   void* ptr = raw_->allocate(bucket);
+  if (ptr == nullptr && !may_release && !free_.empty())
+    return nullptr;
   if (ptr == nullptr && release_cached_locked())
     ptr = raw_->allocate(bucket);
   if (ptr == nullptr)
@@ -171,6 +196,13 @@ void CachingDeviceAllocator::deallocate(void* ptr) noexcept {
 }
 
 void CachingDeviceAllocator::release_cached() noexcept {
+  std::function<void()> barrier;
+  {
+    std::lock_guard<std::mutex> guard{mutex_};
+    barrier = release_barrier_;
+  }
+  if (barrier)
+    barrier();
   std::lock_guard<std::mutex> guard{mutex_};
   release_cached_locked();
 }

@@ -65,7 +65,12 @@ bool uses_gpus(const train::Options& opts, troupe::Runtime& rt, bool multi_worke
     if (multi_worker_or_tpu)
       throw std::invalid_argument("--device gpu runs MirroredStrategy in one process: GPU tensors do not cross "
                                   "workers until troupe drives NCCL; use --device cpu with troupe-launch");
-    (void) rt.resolve_device("GPU:0");  // no GPU: an error that says why
+    try {
+      (void) rt.resolve_device("GPU:0");
+    } catch (const troupe::Error& e) {
+      // No GPU: the Runtime's error says why.
+      throw std::invalid_argument(std::string("--device gpu: ") + e.what() + "; use --device cpu");
+    }
   }
   return gpu_count(rt) > 0;
 }

@@ -165,3 +165,21 @@ TEST_CASE("a distributed dataset hands GPU replicas their batches in GPU memory"
   for (const auto& step : strategy.experimental_distribute_dataset(dataset, host_only))
     CHECK(step.values()[1].tensor().on_host());
 }
+
+TEST_CASE("collectives of host values on GPU replicas give host results", "[actors][gpu][replicas]") {
+  EmulatedGpus gpus(1);
+  Runtime rt({.logical_cpu_devices = 1, .logical_gpu_devices_per_gpu = 2});
+  MirroredStrategy strategy(rt, {"GPU:0", "GPU:1"});
+  auto results = strategy.run([] {
+    auto& ctx = get_replica_context();
+    const Tensor mine = Tensor(static_cast<float>(ctx.replica_id_in_sync_group() + 1));
+    return std::vector<Tensor>{ctx.all_reduce(ReduceOp::SUM, mine), ctx.all_gather(mine.reshape({1}), 0)};
+  });
+  for (std::size_t r = 0; r < 2; ++r) {
+    CHECK(results[0].values()[r].item<float>() == 3.0f);
+    CHECK(results[1].values()[r].to_vector<float>() == std::vector<float>{1, 2});
+  }
+  MirroredStrategy one(rt, {"GPU:1"});
+  auto single = one.run([] { return get_replica_context().all_reduce(ReduceOp::SUM, Tensor(2.0f)); });
+  CHECK(single.values()[0].item<float>() == 2.0f);
+}

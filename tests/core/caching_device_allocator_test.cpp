@@ -602,3 +602,32 @@ TEST_CASE("deallocating a block twice or a foreign pointer aborts with a message
 }
 
 #endif
+
+TEST_CASE("the release barrier runs before cached blocks go back, and only then", "[core]") {
+  // Under the limit and on a full device alike: work still queued for the
+  // device may name a cached block, so the barrier lets it reach the stream.
+  for (const bool by_limit : {true, false}) {
+    Fixture f(by_limit ? 4 * KiB : 0, by_limit ? std::numeric_limits<std::size_t>::max() : 4 * KiB);
+    int barriers = 0;
+    std::size_t deallocations_seen_by_barrier = 0;
+    f.alloc->set_release_barrier([&] {
+      ++barriers;
+      deallocations_seen_by_barrier = f.ledger->deallocate_calls;
+    });
+    void* a = f.alloc->allocate(2 * KiB);
+    f.alloc->deallocate(a);
+    void* b = f.alloc->allocate(2 * KiB);  // a cache hit: no barrier
+    void* c = f.alloc->allocate(KiB);      // fits beside it: no barrier
+    CHECK(barriers == 0);
+    f.alloc->deallocate(b);
+    void* d = f.alloc->allocate(3 * KiB);  // needs b's block returned first
+    CHECK(barriers == 1);
+    CHECK(deallocations_seen_by_barrier == 0);  // the barrier ran before the release
+    CHECK(f.ledger->deallocate_calls == 1);
+    f.alloc->deallocate(c);
+    f.alloc->release_cached();
+    CHECK(barriers == 2);
+    f.alloc->deallocate(d);
+    CHECK(f.ledger->mismatches == 0);
+  }
+}

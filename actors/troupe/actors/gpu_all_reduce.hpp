@@ -39,8 +39,9 @@ namespace troupe::internal {
 class GpuAllReduce {
 public:
   /// Checks the inputs (float32, every replica on a GPU that the others can
-  /// read), allocates each replica's outputs on its device and the events;
-  /// throws Error(not_supported / invalid_argument) naming what does not fit.
+  /// read) and creates the events (each replica allocates its outputs in
+  /// run()); throws Error(not_supported / invalid_argument) naming what does
+  /// not fit.
   GpuAllReduce(ReduceOp op, std::vector<std::vector<Tensor>> inputs, std::vector<DeviceSpec> devices);
 
   /// Whether any of `inputs` lives on a GPU (the group then builds this plan).
@@ -62,6 +63,9 @@ private:
   };
 
   void arrive(Rendezvous& rendezvous, const std::function<void(const Completion&)>& await);
+  /// After a failure that left some replica's kernels unwaitable: `replica`'s
+  /// buffers are never freed (they may still be used by that stream).
+  void keep_buffers_forever(int replica);
   void record_failure(int replica, const std::string& why);
   /// Throws the first failure of any replica, if there was one.
   void rethrow_failure();
@@ -70,7 +74,8 @@ private:
   std::vector<std::vector<Tensor>> inputs_;    // [replica][tensor]
   std::vector<DeviceSpec> devices_;            // [replica]
   std::vector<std::vector<Tensor>> outputs_;   // [replica][tensor]
-  std::vector<std::vector<float*>> output_data_;
+  std::vector<std::vector<float*>> output_data_;  // [replica], each written by its replica only
+  std::unique_ptr<std::atomic<bool>[]> slices_written_;  // [replica]: its step 2 was enqueued
   std::shared_ptr<Events> events_;
   Rendezvous inputs_recorded_;
   Rendezvous slices_recorded_;

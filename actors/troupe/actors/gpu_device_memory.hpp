@@ -21,6 +21,10 @@ class RuntimeImpl;
 ///
 /// Tensors keep it alive after their Runtime is gone; their memory is still
 /// freed then, but a copy is Error(failed_precondition) saying so.
+///
+/// allocate() may wait for the device actor (the allocator's release barrier,
+/// before cached blocks go back to the driver): call it from user threads
+/// and replicas' fibers, never from an actor's message handler.
 class GpuDeviceMemory final : public DeviceMemory {
 public:
   GpuDeviceMemory(std::string name, int gpu, std::unique_ptr<CachingDeviceAllocator> allocator,

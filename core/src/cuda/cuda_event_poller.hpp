@@ -3,6 +3,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -27,24 +28,36 @@ public:
   CudaEventPoller(const CudaEventPoller&) = delete;
   CudaEventPoller& operator=(const CudaEventPoller&) = delete;
 
-  /// Calls `done` with "" or the stream's error once `event` (recorded on a
-  /// stream of `gpu`) completes, then destroys the event. `done` runs on the
-  /// poller's thread and must not call CUDA.
-  void watch(int gpu, cudaEvent_t event, std::function<void(const std::string& error)> done);
+  /// Calls `done` with "" or the stream's error once `event` (recorded on
+  /// `stream` of `gpu`) completes, then destroys the event. The events of one
+  /// stream are reported in the order they were watched, even when a later
+  /// one is seen complete first. `done` runs on the poller's thread and must
+  /// not call CUDA.
+  void watch(int gpu, cudaStream_t stream, cudaEvent_t event, std::function<void(const std::string& error)> done);
+
+  /// Returns once every event watched on `stream` so far was reported (its
+  /// `done` has returned); the stream's work must be complete or completing.
+  void drain(cudaStream_t stream);
 
 private:
   struct Pending {
     int gpu;
+    cudaStream_t stream;
     cudaEvent_t event;
     std::function<void(const std::string&)> done;
   };
 
   void run();
+  /// Reports the events found complete, each stream's in order; true when any was.
+  bool report_completed(std::vector<Pending>& pending);
 
   std::mutex mutex_;
   std::condition_variable wake_;
   std::vector<Pending> incoming_;
   std::atomic<bool> has_incoming_{false};
+  /// Events watched and not yet reported, per stream (drain waits for zero).
+  std::map<cudaStream_t, int> unreported_;
+  std::condition_variable reported_;
   bool stopping_ = false;
   std::thread thread_;
 };

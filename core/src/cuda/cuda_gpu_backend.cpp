@@ -113,6 +113,9 @@ public:
     if (cudaSetDevice(gpu) != cudaSuccess)
       return;
     (void) cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
+    // As the emulated backend does: no callback of the stream runs after this
+    // (the device actor frees the staging buffers that callbacks read).
+    poller_.drain(static_cast<cudaStream_t>(stream));
     (void) cudaStreamDestroy(static_cast<cudaStream_t>(stream));
   }
 
@@ -153,7 +156,7 @@ public:
       destroy_event(gpu, event);
       throw;
     }
-    poller_.watch(gpu, event, std::move(done));
+    poller_.watch(gpu, static_cast<cudaStream_t>(stream), event, std::move(done));
   }
 
   // -- events ---------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -94,6 +95,14 @@ public:
   /// exception of the raw memory propagates unchanged, the allocator intact.
   [[nodiscard]] void* allocate(std::size_t bytes);
 
+  /// Called, without the allocator's lock, before cached blocks go back to
+  /// the raw memory (by allocate() or release_cached()). A freed block may
+  /// still be named by work queued for its device (a kernel sent to a device
+  /// actor and not yet on the stream): the device's barrier returns once that
+  /// work is on the stream, where the driver's free waits for it. Must not
+  /// throw. Set it before the allocator is shared.
+  void set_release_barrier(std::function<void()> barrier);
+
   /// Returns a block from allocate() to the cache. Thread-safe. nullptr is
   /// ignored. A pointer this allocator did not hand out (or a block freed
   /// twice) is a bug that would corrupt memory: it prints a message on stderr
@@ -101,7 +110,8 @@ public:
   void deallocate(void* ptr) noexcept;
 
   /// Returns every cached (free) block to the raw memory (like
-  /// torch.cuda.empty_cache()). Blocks in use stay where they are.
+  /// torch.cuda.empty_cache()), after the release barrier. Blocks in use
+  /// stay where they are.
   void release_cached() noexcept;
 
   // -- properties ------------------------------------------------------------
@@ -123,6 +133,10 @@ private:
   /// release_cached() with the lock held; true when it released anything.
   bool release_cached_locked() noexcept;
 
+  /// allocate() with the lock held. Without `may_release`, it returns null
+  /// where it would have to return cached blocks to the raw memory first.
+  [[nodiscard]] void* allocate_locked(std::size_t bytes, std::size_t bucket, bool may_release);
+
   /// Throws Error(Errc::resource_exhausted) for a request of `bytes` in
   /// `bucket`; `over_limit` tells whether the limit or the device refused it.
   [[noreturn]] void fail_out_of_memory(std::size_t bytes, std::size_t bucket,
@@ -131,6 +145,7 @@ private:
   const std::string device_;
   const std::unique_ptr<RawDeviceMemory> raw_;
   const std::size_t limit_bytes_;
+  std::function<void()> release_barrier_;
 
   mutable std::mutex mutex_;
   /// Blocks handed out, with their bucket sizes.

@@ -65,7 +65,8 @@ public:
   [[nodiscard]] virtual bool can_read_peer(int gpu, int peer) = 0;
 
   [[nodiscard]] virtual GpuStream create_stream(int gpu) = 0;
-  /// Waits for the stream's work, then destroys it.
+  /// Waits for the stream's work and for its notify_when_done callbacks to
+  /// return, then destroys it.
   virtual void destroy_stream(int gpu, GpuStream stream) noexcept = 0;
   /// Enqueues a copy of `bytes` on `stream` of `gpu`; host memory must be
   /// pinned (allocate_pinned). Device to device may cross GPUs (`src` on
@@ -76,7 +77,8 @@ public:
   virtual void zero_async(int gpu, GpuStream stream, void* dst, std::size_t bytes) = 0;
   /// Calls `done` once the work enqueued on `stream` so far has finished,
   /// with "" or the error that stopped the stream. `done` runs on a thread of
-  /// the backend, never inside this call, and must not call the backend.
+  /// the backend, never inside this call, and must not call the backend; the
+  /// callbacks of one stream run in the order they were asked for.
   virtual void notify_when_done(int gpu, GpuStream stream, std::function<void(const std::string& error)> done) = 0;
 
   // -- events (ordering between streams, no timing) --------------------------------
