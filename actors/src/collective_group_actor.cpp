@@ -329,6 +329,11 @@ void CollectiveGroupActor::reduce(const CollectiveKey& key, Pending& pending) {
     if (cross_)
       throw Error(Errc::not_supported, "all_reduce of GPU tensors across workers needs NCCL, which troupe does "
                                        "not drive yet; run MultiWorkerMirroredStrategy's replicas on CPU devices");
+    if (n == 1) {
+      // One replica: the sum and the mean are its input, already on its GPU.
+      finish_local(key, pending, std::move(inputs.front()));
+      return;
+    }
     // The replicas' fibers reduce on their GPUs' streams (GpuAllReduce::run).
     auto plan = std::make_shared<GpuAllReduce>(op, std::move(inputs), setup_.devices);
     for (const auto& sender : pending.senders) {
@@ -378,8 +383,10 @@ void CollectiveGroupActor::on_part_done(const PartDoneMsg& msg) {
 
 void CollectiveGroupActor::deliver(const CollectiveKey& key, Pending& pending,
                                    std::vector<Tensor> tensors, MergeValue merge_result) {
+  // A GPU result can only be the one replica's own value (an all-reduce of one).
   for (const auto& t : tensors)
-    if (!t.on_host()) {
+    if (!t.on_host()
+        && (pending.senders.size() != 1 || t.device().short_name() != setup_.devices.front().short_name())) {
       fail(key, pending, Errc::not_supported,
            describe(key) + " failed: collectives other than all_reduce do not take GPU tensors yet; copy them "
                            "to the host first (t.to(\"CPU:0\"))");
@@ -391,7 +398,7 @@ void CollectiveGroupActor::deliver(const CollectiveKey& key, Pending& pending,
     // Host results stay in host memory for a replica on a GPU (its ops copy
     // them over when they need to); other host devices share the buffer.
     for (const auto& t : tensors)
-      result->tensors.push_back(setup_.devices[i].is_gpu() ? t : t.on_device(setup_.devices[i]));
+      result->tensors.push_back(setup_.devices[i].is_gpu() || !t.on_host() ? t : t.on_device(setup_.devices[i]));
     result->merge_result = merge_result;
     send(pending.senders[i], CollectiveDoneMsg{key, std::move(result), Errc::internal, {}, nullptr});
   }

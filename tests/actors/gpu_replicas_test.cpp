@@ -183,3 +183,17 @@ TEST_CASE("collectives of host values on GPU replicas give host results", "[acto
   auto single = one.run([] { return get_replica_context().all_reduce(ReduceOp::SUM, Tensor(2.0f)); });
   CHECK(single.values()[0].item<float>() == 2.0f);
 }
+
+TEST_CASE("an all-reduce on one GPU replica gives back its own value without a copy", "[actors][gpu][replicas]") {
+  EmulatedGpus gpus(1);
+  Runtime rt({.logical_cpu_devices = 1});
+  MirroredStrategy strategy(rt, {"GPU:0"});
+  const Tensor value = Tensor::full({3}, 2.0, DType::float32).to("GPU:0");
+  auto same = strategy.run([&] {
+    auto& ctx = get_replica_context();
+    const Tensor sum = ctx.all_reduce(ReduceOp::SUM, value);
+    const Tensor mean = ctx.all_reduce(ReduceOp::MEAN, value);
+    return Tensor(sum.shares_buffer_with(value) && mean.shares_buffer_with(value));
+  });
+  CHECK(same.values()[0].item<bool>());
+}
