@@ -18,10 +18,10 @@
 #include "support/skip.hpp"
 
 using namespace troupe;
-using testing::no_gpu_reason;
 using Catch::Matchers::Contains;
 using testing::error_code_of;
 using testing::error_message_of;
+using testing::no_gpu_reason;
 
 namespace {
 
