@@ -9,11 +9,13 @@
 #include <cmath>
 #include <vector>
 
+#include <troupe/actors/gpu_device_memory.hpp>
 #include <troupe/ops/gpu_kernels.hpp>
 #include <troupe/troupe.hpp>
 
 #include "support/emulated_gpus.hpp"
 #include "support/error_code_of.hpp"
+#include "support/gpu_memory_pressure.hpp"
 #include "support/test_values.hpp"
 
 using namespace troupe;
@@ -234,4 +236,18 @@ TEST_CASE("a kernel that fails to launch fails every later read of its GPU, nami
   CHECK_THAT(message, Contains("CUBLAS_STATUS_EXECUTION_FAILED"));
   // The GPU's results are lost from there on, as with CUDA's sticky errors.
   CHECK_THAT(error_message_of([&] { (void) host(a + a); }), Contains("matmul failed to launch"));
+}
+
+TEST_CASE("under a tight memory limit, cached blocks go back to the device only behind its actor's barrier",
+          "[actors][gpu][ops]") {
+  EmulatedGpus gpus(1);
+  Runtime rt({.logical_cpu_devices = 1, .gpu_memory_limit_bytes = 14u << 20});
+  const auto [on_gpu, on_host] = testing::accumulate_under_memory_pressure();
+  CHECK(all_close(host(on_gpu), on_host, 1e-4, 1e-2));
+  const auto stats =
+    dynamic_cast<internal::GpuDeviceMemory&>(*internal::device_memory_for(DeviceSpec::from_string("GPU:0")))
+      .allocator()
+      .stats();
+  CHECK(stats.raw_allocations > 7);  // blocks went back to the device and were allocated again
+  CHECK(gpus.backend->misuse().empty());
 }
