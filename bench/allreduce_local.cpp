@@ -1,6 +1,9 @@
 // Benchmark of the local (shared-memory) all-reduce of MirroredStrategy's
 // replicas on logical CPU devices, against the memory-bandwidth floor measured
-// in the same run, plus the overhead of strategy.run itself.
+// in the same run, plus the overhead of strategy.run itself. In a CUDA build
+// on a machine with a GPU, also the all-reduce between 2 and 4 logical GPUs
+// of the first card (bench/gpu_all_reduce_rows.hpp), 1 MiB to 256 MiB,
+// beside that card's copy bandwidth.
 //
 //   allreduce_local [--quick] [--ranks 2,4,8] [--sizes 4K,64K,1M,16M,64M]
 //                   [--overhead-replicas 1,2,8] [--no-overhead]
@@ -25,6 +28,12 @@
 #include <troupe/troupe.hpp>
 
 #include "bench_support.hpp"
+#if TROUPE_BENCH_GPU
+#include <troupe/core/gpu_backend.hpp>
+
+#include "gpu_all_reduce_rows.hpp"
+#include "gpu_reference.hpp"
+#endif
 
 namespace {
 
@@ -375,6 +384,21 @@ int main(int argc, char** argv) {
                   worst >= 0.8 ? "met" : "missed");
     std::cout.flush();
 
+#if TROUPE_BENCH_GPU
+    // Issue 12's GPU rows: the same all-reduce between logical GPUs of the
+    // first card, beside that card's copy bandwidth measured here.
+    if (troupe::internal::gpu_backend().device_count() > 0) {
+      const double copy_bps = troupe::bench::device_copy_bytes_per_second(std::size_t{1} << 30, opts.quick ? 3 : 10);
+      std::printf("# GPU rows (GPU 0, logical GPUs): limit = reading N*S and writing S at the card's "
+                  "device-to-device copy bandwidth, %.1f GB/s (1 GiB cudaMemcpy, read + written)\n",
+                  copy_bps / 1e9);
+      std::vector<std::size_t> gpu_sizes{std::size_t{1} << 20, std::size_t{4} << 20, std::size_t{16} << 20,
+                                         std::size_t{64} << 20, std::size_t{256} << 20};
+      if (opts.quick)
+        gpu_sizes = {std::size_t{1} << 20};
+      troupe::bench::print_gpu_all_reduce_rows(gpu_sizes, opts.quick ? 3 : 20, copy_bps);
+    }
+#endif
     if (opts.overhead)
       run_overhead(opts);
     std::printf("# total %.1f s\n", seconds_between(wall0, Clock::now()));
