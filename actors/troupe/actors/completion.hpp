@@ -21,8 +21,11 @@ public:
       // Everything that touches this object happens under the lock: a waiter
       // that saw done() may destroy it once settle() got the lock.
       std::lock_guard<std::mutex> lock(mutex_);
-      state_.store(1, std::memory_order_release);
-      state_.notify_all();
+      state_.store(1, std::memory_order_seq_cst);
+      // A futex wake only for a thread asleep in wait() (one that went to
+      // sleep after this store sees the flag and does not sleep).
+      if (sleepers_.load(std::memory_order_seq_cst) > 0)
+        state_.notify_all();
       wake = std::move(on_set_);
     }
     if (wake)
@@ -62,14 +65,19 @@ public:
       std::this_thread::yield();
       seen = done();
     }
-    while (!done())
-      state_.wait(0, std::memory_order_acquire);
+    if (!done()) {
+      sleepers_.fetch_add(1, std::memory_order_seq_cst);
+      while (state_.load(std::memory_order_seq_cst) == 0)
+        state_.wait(0, std::memory_order_seq_cst);
+      sleepers_.fetch_sub(1, std::memory_order_relaxed);
+    }
     settle();
   }
 
 
 private:
   std::atomic<uint32_t> state_{0};
+  mutable std::atomic<int> sleepers_{0};  // threads asleep in wait()
   mutable std::mutex mutex_;
   mutable std::function<void()> on_set_;
 };

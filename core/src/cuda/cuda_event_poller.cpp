@@ -20,6 +20,9 @@ constexpr auto idle_watch = std::chrono::microseconds(200);
 
 } // namespace
 
+CudaEventPoller::CudaEventPoller(std::function<void(int, cudaEvent_t)> recycle) : recycle_(std::move(recycle)) {
+}
+
 CudaEventPoller::~CudaEventPoller() {
   {
     std::lock_guard<std::mutex> guard{mutex_};
@@ -75,9 +78,9 @@ bool CudaEventPoller::report_completed(std::vector<Pending>& pending) {
     // faulting kernel are sticky); clear it from this thread's state.
     if (status != cudaSuccess)
       (void) cudaGetLastError();
-    if (cudaSetDevice(done.gpu) == cudaSuccess)
-      (void) cudaEventDestroy(done.event);
+    // The waiter first: recycling the event is not on its path.
     done.done(status == cudaSuccess ? std::string{} : describe(status));
+    recycle_(done.gpu, done.event);
     reported.push_back(done.stream);
   }
   if (reported.empty())

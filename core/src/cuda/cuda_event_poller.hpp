@@ -23,13 +23,14 @@ namespace troupe::internal {
 /// before it sleeps on a condition variable.
 class CudaEventPoller {
 public:
-  CudaEventPoller() = default;
+  /// `recycle` takes back each event once reported (the backend's pool).
+  explicit CudaEventPoller(std::function<void(int gpu, cudaEvent_t event)> recycle);
   ~CudaEventPoller();
   CudaEventPoller(const CudaEventPoller&) = delete;
   CudaEventPoller& operator=(const CudaEventPoller&) = delete;
 
   /// Calls `done` with "" or the stream's error once `event` (recorded on
-  /// `stream` of `gpu`) completes, then destroys the event. The events of one
+  /// `stream` of `gpu`) completes, then hands the event to `recycle`. The events of one
   /// stream are reported in the order they were watched, even when a later
   /// one is seen complete first. `done` runs on the poller's thread and must
   /// not call CUDA.
@@ -51,6 +52,7 @@ private:
   /// Reports the events found complete, each stream's in order; true when any was.
   bool report_completed(std::vector<Pending>& pending);
 
+  std::function<void(int, cudaEvent_t)> recycle_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::vector<Pending> incoming_;

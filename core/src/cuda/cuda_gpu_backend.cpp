@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
@@ -162,6 +163,16 @@ public:
   // -- events ---------------------------------------------------------------------
 
   GpuEvent create_event(int gpu) override {
+    {
+      // Every transfer takes an event: reuse them (cudaEventCreate costs
+      // about a microsecond on the path of each readback).
+      std::lock_guard<std::mutex> guard{mutex_};
+      if (auto& pool = event_pool_[gpu]; !pool.empty()) {
+        cudaEvent_t event = pool.back();
+        pool.pop_back();
+        return event;
+      }
+    }
     select(gpu);
     cudaEvent_t event = nullptr;
     check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), gpu, "cudaEventCreateWithFlags");
@@ -169,8 +180,15 @@ public:
   }
 
   void destroy_event(int gpu, GpuEvent event) noexcept override {
-    if (cudaSetDevice(gpu) == cudaSuccess)
-      (void) cudaEventDestroy(static_cast<cudaEvent_t>(event));
+    // Back to the pool, even while a recording is pending: a later record
+    // replaces it, and waits enqueued before kept what they waited for.
+    try {
+      std::lock_guard<std::mutex> guard{mutex_};
+      event_pool_[gpu].push_back(static_cast<cudaEvent_t>(event));
+    } catch (...) {
+      if (cudaSetDevice(gpu) == cudaSuccess)
+        (void) cudaEventDestroy(static_cast<cudaEvent_t>(event));
+    }
   }
 
   void record_event(int gpu, GpuStream stream, GpuEvent event) override {
@@ -213,7 +231,8 @@ private:
   std::string reason_;
   std::mutex mutex_;
   std::map<std::pair<int, int>, bool> peer_access_;
-  CudaEventPoller poller_;
+  std::map<int, std::vector<cudaEvent_t>> event_pool_;  // by GPU
+  CudaEventPoller poller_{[this](int gpu, cudaEvent_t event) { destroy_event(gpu, event); }};
 };
 
 } // namespace
