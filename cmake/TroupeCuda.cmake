@@ -15,6 +15,14 @@ if(NOT TROUPE_ENABLE_CUDA STREQUAL "OFF")
     find_path(TROUPE_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
     if(TROUPE_NCCL_LIBRARY AND TROUPE_NCCL_INCLUDE_DIR)
       set(TROUPE_HAVE_NCCL 1)
+      # An imported target, so that the exported troupe_core names it rather
+      # than this machine's path; troupeConfig.cmake defines it again.
+      if(NOT TARGET NCCL::nccl)
+        add_library(NCCL::nccl UNKNOWN IMPORTED)
+        set_target_properties(NCCL::nccl PROPERTIES
+          IMPORTED_LOCATION ${TROUPE_NCCL_LIBRARY}
+          INTERFACE_INCLUDE_DIRECTORIES ${TROUPE_NCCL_INCLUDE_DIR})
+      endif()
     endif()
     message(STATUS "troupe: CUDA ${CUDAToolkit_VERSION} found; NCCL: ${TROUPE_HAVE_NCCL}")
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The checks of troupe's GPU code that need a GPU, in one run: the GPU tests
 # (tests/gpu), bench/gpu_device (dispatch cost and the all-reduce between
-# logical GPUs, each beside bare CUDA on the same card), and the main job's
+# logical GPUs, each beside bare CUDA on the same card), bench/allreduce_nccl
+# (troupe's NCCL all-reduce beside raw NCCL on the same GPUs), and the main job's
 # epoch time on the GPU beside 4 CPU replicas on the same host.
 # Usage: scripts/gpu_checks.sh [build dir (default build)] [Fashion-MNIST dir]
 # Each figure is also written under $OUT when it is set.
@@ -24,6 +25,7 @@ run() {
 }
 run gpu_tests 120 "${build}/tests/gpu/troupe_gpu_tests"
 run gpu_device 150 "${build}/bench/gpu_device"
+run allreduce_nccl 200 "${build}/bench/allreduce_nccl"
 run train_gpu 90 "${job}" --data-dir "${data}" --epochs 2 --quiet --device gpu --out "${out}/gpu"
 run train_gpu4 90 "${job}" --data-dir "${data}" --epochs 1 --quiet --device gpu --replicas 4 --out "${out}/gpu4"
 run train_cpu 90 "${job}" --data-dir "${data}" --epochs 2 --quiet --device cpu --out "${out}/cpu"

@@ -114,6 +114,10 @@ caf::behavior CollectiveGroupActor::make_behavior() {
         if (auto i = pending_.find(key); i != pending_.end())
           fail(key, i->second, code, why);
       });
+    cross_->on_agreed([this](const CollectiveKey& key, const std::string& communicator,
+                             const std::vector<CollectiveFingerprint>& fingerprints) {
+      on_agreed(key, communicator, fingerprints);
+    });
     send(setup_.link, LinkRegisterMsg{setup_.group_id, this});
   }
   return {
@@ -124,11 +128,18 @@ caf::behavior CollectiveGroupActor::make_behavior() {
     [this](const PeerLostMsg& msg) {
       if (cross_)
         cross_->on_peer_lost(msg.rank, msg.why, msg.left);
+      // NCCL ranks waiting for that worker would wait out their timeout.
+      if (gpu_ && cross_ && !msg.left)
+        gpu_->abandon("task " + cross_->task_name(msg.rank) + " was lost: " + msg.why);
     },
     [this](ContributionMsg& msg) { on_contribution(msg); },
     [this](ReplicaFinishedMsg& msg) { on_finished(msg); },
     [this](const PartDoneMsg& msg) { on_part_done(msg); },
     [this](const DeadlineTickMsg&) { on_tick(); },
+    [this](const NcclCommunicatorFailedMsg& msg) {
+      if (gpu_)
+        gpu_->failed(msg.name, msg.why);
+    },
   };
 }
 
@@ -139,6 +150,7 @@ void CollectiveGroupActor::on_exit() {
     send(setup_.link, LinkRegisterMsg{setup_.group_id, nullptr});
   }
   cross_.reset();
+  gpu_.reset();  // its callback holds this actor
   setup_.link = nullptr; // the link holds this actor until it reads the unregistration
 }
 
@@ -278,10 +290,18 @@ void CollectiveGroupActor::complete(const CollectiveKey& key, Pending& pending) 
         std::vector<std::vector<Tensor>> inputs;
         for (const auto& c : pending.contributions)
           inputs.push_back(c->request->tensors);
+        if (GpuCollectives::wanted(inputs)) {
+          gpu_collective(key, pending);
+          return;
+        }
         finish_local(key, pending, local_all_gather(inputs, first.axis));
         return;
       }
       case CollectiveKind::broadcast:
+        if (GpuCollectives::wanted({first.tensors})) {
+          gpu_collective(key, pending);
+          return;
+        }
         finish_local(key, pending, pending.contributions.front()->request->tensors);
         return;
       case CollectiveKind::merge_call: {
@@ -325,23 +345,18 @@ void CollectiveGroupActor::reduce(const CollectiveKey& key, Pending& pending) {
   const auto n = inputs.size();
   // Across workers the local part sums, and the mean divides by every worker's replicas at the end.
   const auto op = cross_ ? ReduceOp::SUM : pending.contributions.front()->request->op;
-  if (GpuAllReduce::wanted(inputs)) {
-    if (cross_)
-      throw Error(Errc::not_supported, "all_reduce of GPU tensors across workers needs NCCL, which troupe does "
-                                       "not drive yet; run MultiWorkerMirroredStrategy's replicas on CPU devices");
+  if (GpuCollectives::wanted(inputs)) {
+    if (gpu_collectives().uses_nccl()) {
+      gpu_collective(key, pending);
+      return;
+    }
     if (n == 1) {
       // One replica: the sum and the mean are its input, already on its GPU.
       finish_local(key, pending, std::move(inputs.front()));
       return;
     }
     // The replicas' fibers reduce on their GPUs' streams (GpuAllReduce::run).
-    auto plan = std::make_shared<GpuAllReduce>(op, std::move(inputs), setup_.devices);
-    for (const auto& sender : pending.senders) {
-      auto result = std::make_shared<CollectiveResult>();
-      result->gpu_all_reduce = plan;
-      send(sender, CollectiveDoneMsg{key, std::move(result), Errc::internal, {}, nullptr});
-    }
-    pending_.erase(key);
+    run_on_fibers(key, pending, std::make_shared<GpuAllReduce>(op, std::move(inputs), setup_.devices));
     return;
   }
   if (n == 1) {
@@ -362,6 +377,109 @@ void CollectiveGroupActor::reduce(const CollectiveKey& key, Pending& pending) {
   pending.parts_left = plan->num_parts();
   for (size_t p = 0; p < plan->num_parts(); ++p)
     send(pending.senders[p], ReducePartMsg{key, plan, p});
+}
+
+void CollectiveGroupActor::run_on_fibers(const CollectiveKey& key, Pending& pending,
+                                         std::shared_ptr<FiberCollective> plan) {
+  for (const auto& sender : pending.senders) {
+    auto result = std::make_shared<CollectiveResult>();
+    result->on_fiber = plan;
+    send(sender, CollectiveDoneMsg{key, std::move(result), Errc::internal, {}, nullptr});
+  }
+  pending_.erase(key);
+}
+
+void CollectiveGroupActor::gpu_collective(const CollectiveKey& key, Pending& pending) {
+  const auto& first = *pending.contributions.front()->request;
+  if (!gpu_collectives().uses_nccl())
+    throw Error(Errc::not_supported, std::string{troupe::name(first.kind)}
+                                       + " of GPU tensors runs through NCCL, which this group does not use (see "
+                                         "the log); copy the values to the host first (t.to(\"CPU:0\"))");
+  std::vector<std::vector<Tensor>> inputs;
+  std::vector<std::vector<int64_t>> rows;  // all_gather: [replica][tensor]
+  for (const auto& c : pending.contributions) {
+    inputs.push_back(c->request->tensors);
+    rows.emplace_back();
+    for (const auto& t : c->request->tensors)
+      rows.back().push_back(t.shape().rank() > 0 ? t.shape()[0] : 1);
+  }
+  if (first.kind != CollectiveKind::all_gather)
+    rows.clear();
+  if (!cross_) {
+    run_on_fibers(key, pending,
+                  gpu_->nccl_plan(first.kind, first.op, first.axis, std::move(inputs), std::move(rows), describe(key)));
+    return;
+  }
+  // Across workers NCCL sees the calls only once every worker announced the
+  // same collective (CrossWorkerCollectives::agree); rank 0's announce names
+  // the communicator. Every rank must then know every other's rows: an
+  // all_gather takes one shape on every replica.
+  for (const auto& replica_rows : rows)
+    if (replica_rows != rows.front())
+      throw Error(Errc::not_supported, "all_gather of GPU tensors across workers takes the same shape on every "
+                                       "replica; pad the values to one shape, or copy them to the host first");
+  pending.cross = true;
+  pending.gpu_inputs = std::move(inputs);
+  const std::string communicator = cross_->rank() == 0 ? gpu_->announce() : std::string{};
+  // May fail at once, which erases `pending`.
+  cross_->agree(key, first.kind, first.op, first.axis, pending.gpu_inputs.front(), communicator);
+  if (!timer_armed_ && pending_.count(key))
+    arm_timer();
+}
+
+void CollectiveGroupActor::on_agreed(const CollectiveKey& key, const std::string& communicator,
+                                     const std::vector<CollectiveFingerprint>& fingerprints) {
+  auto i = pending_.find(key);
+  if (i == pending_.end())
+    return;
+  auto& pending = i->second;
+  const auto& first = *pending.contributions.front()->request;
+  try {
+    if (cross_->rank() != 0)
+      gpu_->adopt(communicator);
+    std::vector<std::vector<int64_t>> rows;
+    if (first.kind == CollectiveKind::all_gather) {
+      for (const auto& fp : fingerprints)
+        if (fp.shapes != fingerprints.front().shapes)
+          throw Error(Errc::not_supported, "all_gather of GPU tensors across workers takes the same shape on every "
+                                    "replica, but the workers sent " + fp.describe() + " and "
+                                    + fingerprints.front().describe()
+                                    + "; pad the values to one shape, or copy them to the host first");
+      std::vector<int64_t> per_tensor;
+      for (const auto& t : pending.gpu_inputs.front())
+        per_tensor.push_back(t.shape().rank() > 0 ? t.shape()[0] : 1);
+      const auto ranks = static_cast<std::size_t>(cross_->size()) * pending.gpu_inputs.size();
+      rows.assign(ranks, per_tensor);
+    }
+    auto plan = gpu_->nccl_plan(first.kind, first.op, first.axis, std::move(pending.gpu_inputs), std::move(rows),
+                                describe(key));
+    run_on_fibers(key, pending, std::move(plan));
+  } catch (const Error& e) {
+    fail(key, pending, e.code(), describe(key) + " failed: " + e.what());
+  }
+}
+
+GpuCollectives& CollectiveGroupActor::gpu_collectives() {
+  if (!gpu_) {
+    GpuCollectives::Setup setup;
+    setup.group = setup_.group_id;
+    setup.devices = setup_.devices;
+    setup.implementation = setup_.implementation;
+    setup.timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(setup_.timeout);
+    const int local = static_cast<int>(setup_.devices.size());
+    if (setup_.cluster) {
+      setup.first_rank = setup_.cluster->rank * local;
+      setup.ranks = static_cast<int>(setup_.cluster->task_names.size()) * local;
+      setup.across_workers = true;
+    } else {
+      setup.ranks = local;
+    }
+    gpu_ = std::make_unique<GpuCollectives>(
+      std::move(setup), [self = caf::actor_cast<caf::actor>(this)](const std::string& name, const std::string& why) {
+        caf::anon_send(self, NcclCommunicatorFailedMsg{name, why});
+      });
+  }
+  return *gpu_;
 }
 
 void CollectiveGroupActor::on_part_done(const PartDoneMsg& msg) {

@@ -21,14 +21,6 @@ int physical_gpu(const DeviceSpec& device) {
 
 } // namespace
 
-bool GpuAllReduce::wanted(const std::vector<std::vector<Tensor>>& inputs) noexcept {
-  for (const auto& replica : inputs)
-    for (const auto& t : replica)
-      if (t.valid() && !t.on_host())
-        return true;
-  return false;
-}
-
 struct GpuAllReduce::Events {
   Events(GpuBackend& backend, const std::vector<int>& gpus) : backend(backend), gpus(gpus) {
     for (int gpu : gpus) {

@@ -25,7 +25,8 @@ private:
 } // namespace
 
 GpuDeviceActor::GpuDeviceActor(caf::actor_config& cfg, GpuDeviceSetup setup)
-  : caf::event_based_actor(cfg), setup_(std::move(setup)), stream_(setup_.stream) {
+  : caf::event_based_actor(cfg), setup_(std::move(setup)), stream_(setup_.stream),
+    nccl_(this, setup_.name, setup_.gpu, setup_.stream, *setup_.backend) {
   staging_ = std::make_unique<CachingDeviceAllocator>(setup_.name + " host staging",
                                                       std::make_unique<PinnedHostMemory>(*setup_.backend));
 }
@@ -36,10 +37,37 @@ caf::behavior GpuDeviceActor::make_behavior() {
   // No handler lets an exception escape: it would kill this actor and leave
   // its callers waiting.
   return {
-    [this](GpuTransferMsg& msg) { start(*msg.transfer, std::move(msg.owned)); },
-    [this](GpuLaunchMsg& msg) { enqueue_kernel(msg); },
+    [this](GpuTransferMsg& msg) {
+      in_order([this, transfer = msg.transfer, owned = std::move(msg.owned)]() mutable {
+        start(*transfer, std::move(owned));
+      });
+    },
+    [this](GpuLaunchMsg& msg) {
+      in_order([this, launch = std::move(msg)]() mutable { enqueue_kernel(launch); });
+    },
+    [this](NcclGroupMsg& msg) {
+      in_order([this, group = std::move(msg)]() mutable { nccl_.start(std::move(group), failure_); });
+    },
     [this](GpuStreamDoneMsg& msg) { finish(msg); },
+    [this](const NcclPollMsg&) {
+      nccl_.poll();
+      run_held();
+    },
+    [this](const NcclAbortMsg& msg) {
+      nccl_.abort(msg.name, msg.why);
+      run_held();
+    },
+    [this](const NcclGroupDoneMsg& msg) { nccl_.group_done(msg.serial); },
+    [this](const NcclWatchdogMsg& msg) { nccl_.watchdog(msg.serial); },
   };
+}
+
+void GpuDeviceActor::run_held() {
+  while (!nccl_.busy() && !held_.empty()) {
+    auto work = std::move(held_.front());
+    held_.pop_front();
+    work();
+  }
 }
 
 void GpuDeviceActor::enqueue_kernel(GpuLaunchMsg& msg) {
@@ -52,7 +80,7 @@ void GpuDeviceActor::enqueue_kernel(GpuLaunchMsg& msg) {
     }
   }
   if (msg.confirm != nullptr) {
-    msg.confirm->error = failure_;
+    msg.confirm->error = failure_.empty() ? nccl_.take_lost() : failure_;
     msg.confirm->done.set();
   }
 }
@@ -62,6 +90,14 @@ void GpuDeviceActor::start(GpuTransfer& transfer, std::shared_ptr<GpuTransfer> o
     transfer.error = failure_;
     transfer.done.set();
     return;
+  }
+  if (!owned) {
+    // A caller waits: it learns of a collective lost on the GPU (once).
+    if (auto lost = nccl_.take_lost(); !lost.empty()) {
+      transfer.error = lost;
+      transfer.done.set();
+      return;
+    }
   }
   InFlight entry{++next_sequence_, &transfer, nullptr, std::move(owned)};
   auto& backend = *setup_.backend;
@@ -155,11 +191,19 @@ void GpuDeviceActor::release(InFlight& entry, std::string error) {
 
 void GpuDeviceActor::on_exit() {
   // Waits for the stream, so the staging buffers are no longer read or
-  // written, then tells whoever still waits.
+  // written, then tells whoever still waits. Held work and NCCL groups that
+  // may wait for a peer forever go first.
+  nccl_.stop_before_stream();
+  run_held();
+  while (!held_.empty()) {  // behind a group that started meanwhile
+    nccl_.stop_before_stream();
+    run_held();
+  }
   if (stream_ != nullptr)
     setup_.backend->destroy_stream(setup_.gpu, stream_);
   stream_ = nullptr;
   handles_ = {};  // after the stream: its kernels may have used them
+  nccl_.stop_after_stream();
   for (auto& entry : in_flight_)
     release(entry, setup_.name + "'s device actor stopped (its Runtime is being destroyed) before the transfer "
                                  "finished");

@@ -88,6 +88,31 @@ void GpuDeviceMemory::launch_and_confirm(const char* what, std::function<void(co
     fail(Errc::internal, std::string(what) + " failed: " + confirm.error);
 }
 
+void GpuDeviceMemory::nccl(NcclGroupMsg group) {
+  GpuTransfer confirm;
+  group.confirm = &confirm;
+  const std::string what = group.what;
+  RuntimeImpl* runtime = nullptr;
+  {
+    std::lock_guard<std::mutex> guard{mutex_};
+    runtime = runtime_;
+    if (runtime != nullptr)
+      caf::anon_send(device_actor_, std::move(group));
+  }
+  if (runtime == nullptr)
+    fail(Errc::failed_precondition, what + " on " + name_ + ": the Runtime that owned this GPU was destroyed");
+  // The device actor answers every group, also when it stops.
+  runtime->wait(confirm.done, what.c_str());
+  if (!confirm.error.empty())
+    fail(Errc::internal, confirm.error);
+}
+
+void GpuDeviceMemory::abort_nccl(const std::string& name, const std::string& why) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  if (runtime_ != nullptr)
+    caf::anon_send(device_actor_, NcclAbortMsg{name, why});
+}
+
 void GpuDeviceMemory::synchronize() {
   run(GpuTransfer::Kind::barrier, nullptr, nullptr, 0, gpu_, "waiting for the GPU");
 }

@@ -1,6 +1,6 @@
 #include <troupe/actors/replica_actor.hpp>
 
-#include <troupe/actors/gpu_all_reduce.hpp>
+#include <troupe/actors/fiber_collective.hpp>
 
 #include <boost/context/protected_fixedsize_stack.hpp>
 #include <caf/all.hpp>
@@ -202,7 +202,7 @@ CollectiveResult ReplicaActor::collective(CollectiveRequest request) {
   }
   auto result = std::move(*result_);
   result_.reset();
-  if (auto plan = std::move(result.gpu_all_reduce))
+  if (auto plan = std::move(result.on_fiber))
     result.tensors = plan->run(setup_.replica, [this](const Completion& done) {
       if (!done.done())
         await(done);

@@ -34,13 +34,17 @@ struct CrossWorkerCollectives::Key {
   std::vector<Tensor> local;
   std::vector<std::optional<CollectiveFingerprint>> announced;
   std::vector<bool> verified;
+  bool agreement_only = false;          ///< agree(): no algorithm, NCCL runs it
+  std::vector<std::string> communicators; ///< [rank]: from its announce
   int verified_count = 0;
   std::vector<Pack> packs;
   bool algorithms_started = false;
   /// Data frames per sender that wait for its announce or for the algorithms.
   std::vector<std::deque<std::pair<FrameHeader, FrameBytes>>> waiting;
 
-  explicit Key(int n) : announced(static_cast<size_t>(n)), verified(static_cast<size_t>(n), false), waiting(static_cast<size_t>(n)) {}
+  explicit Key(int n)
+    : announced(static_cast<size_t>(n)), verified(static_cast<size_t>(n), false),
+      communicators(static_cast<size_t>(n)), waiting(static_cast<size_t>(n)) {}
 };
 
 /// The PeerLink one pack's algorithm sends through: frames tagged with the key and pack.
@@ -97,6 +101,16 @@ std::optional<std::string> CrossWorkerCollectives::skipped_by_peer(const Collect
 
 void CrossWorkerCollectives::start(const CollectiveKey& key, CollectiveKind kind, ReduceOp op, int axis,
                                    std::vector<Tensor> local) {
+  begin(key, kind, op, axis, std::move(local), std::nullopt);
+}
+
+void CrossWorkerCollectives::agree(const CollectiveKey& key, CollectiveKind kind, ReduceOp op, int axis,
+                                   const std::vector<Tensor>& local, std::string communicator) {
+  begin(key, kind, op, axis, local, std::move(communicator));
+}
+
+void CrossWorkerCollectives::begin(const CollectiveKey& key, CollectiveKind kind, ReduceOp op, int axis,
+                                   std::vector<Tensor> local, std::optional<std::string> communicator) {
   forget_finished_runs(key.run);
   if (const auto* failure = progress_.failure(key)) {
     failed_(key, failure->first, failure->second);
@@ -123,11 +137,15 @@ void CrossWorkerCollectives::start(const CollectiveKey& key, CollectiveKind kind
   state.op = op;
   state.axis = axis;
   state.mine = CollectiveFingerprint::of(kind, op, axis, local);
-  state.local = std::move(local);
+  state.agreement_only = communicator.has_value();
+  if (state.agreement_only)
+    state.communicators[static_cast<size_t>(rank())] = *communicator;
+  else
+    state.local = std::move(local);
   state.announced[static_cast<size_t>(rank())] = state.mine;
   state.verified[static_cast<size_t>(rank())] = true;
   ++state.verified_count;
-  const auto announce = AnnouncePayload{state.mine, setup_.local_replicas}.encode();
+  const auto announce = AnnouncePayload{state.mine, setup_.local_replicas, communicator.value_or("")}.encode();
   for (int r = 0; r < size(); ++r)
     if (r != rank())
       send_frame(r, FrameType::announce, key, 0, 0, announce);
@@ -137,8 +155,11 @@ void CrossWorkerCollectives::start(const CollectiveKey& key, CollectiveKind kind
       if (!keys_.count(key))
         return;
     }
-  // all_reduce and broadcast start at once; all_gather needs every block's size first.
-  if (kind != CollectiveKind::all_gather || state.verified_count == size())
+  // all_reduce and broadcast start at once; all_gather needs every block's
+  // size first, an agreement every announce.
+  if (state.verified_count == size())
+    all_announced(key, state);
+  else if (kind != CollectiveKind::all_gather && !state.agreement_only)
     start_algorithms(key, state);
   // A worker that left may have sent all this worker needs of `key` before it went.
   if (auto i = keys_.find(key); i != keys_.end() && !lost_.empty())
@@ -191,6 +212,21 @@ void CrossWorkerCollectives::check_announce(const CollectiveKey& key, Key& state
   }
   state.verified[static_cast<size_t>(from)] = true;
   ++state.verified_count;
+}
+
+void CrossWorkerCollectives::all_announced(const CollectiveKey& key, Key& state) {
+  if (!state.agreement_only) {
+    if (!state.algorithms_started)
+      start_algorithms(key, state);
+    return;
+  }
+  std::vector<CollectiveFingerprint> fingerprints;
+  for (const auto& fp : state.announced)
+    fingerprints.push_back(*fp);
+  const std::string communicator = state.communicators.front();
+  keys_.erase(key);
+  if (agreed_)
+    agreed_(key, communicator, fingerprints);
 }
 
 void CrossWorkerCollectives::start_algorithms(const CollectiveKey& key, Key& state) {
@@ -359,6 +395,7 @@ void CrossWorkerCollectives::on_frame(int from, const FrameHeader& header, const
                                        + std::to_string(setup_.local_replicas)
                                        + "; every worker must run the same number of replicas");
       state.announced[static_cast<size_t>(from)] = std::move(announce.fingerprint);
+      state.communicators[static_cast<size_t>(from)] = std::move(announce.communicator);
     } catch (const Error& e) {
       fail_key(key, e.code(), describe(key) + " failed: " + e.what(), true);
       return;
@@ -368,9 +405,9 @@ void CrossWorkerCollectives::on_frame(int from, const FrameHeader& header, const
     check_announce(key, state, from);
     if (!keys_.count(key))
       return;
-    if (!state.algorithms_started && state.verified_count == size())
-      start_algorithms(key, state);
-    else
+    if (state.verified_count == size())
+      all_announced(key, state);
+    if (keys_.count(key) != 0)
       consume_waiting(key, state);
     return;
   }

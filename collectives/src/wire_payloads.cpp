@@ -34,7 +34,14 @@ FrameBytes frame_of(std::shared_ptr<std::vector<std::byte>> bytes) {
 }
 
 FrameBytes AnnouncePayload::encode() const {
+  // [fingerprint][communicator][u32 communicator bytes][i64 local replicas]:
+  // the fixed fields last, so the fingerprint is what is left.
   auto bytes = std::make_shared<std::vector<std::byte>>(fingerprint.to_bytes());
+  const auto* c = reinterpret_cast<const std::byte*>(communicator.data());
+  bytes->insert(bytes->end(), c, c + communicator.size());
+  const auto size = static_cast<uint32_t>(communicator.size());
+  const auto* s = reinterpret_cast<const std::byte*>(&size);
+  bytes->insert(bytes->end(), s, s + sizeof size);
   const auto* p = reinterpret_cast<const std::byte*>(&local_replicas);
   bytes->insert(bytes->end(), p, p + sizeof local_replicas);
   return frame_of(std::move(bytes));
@@ -42,12 +49,21 @@ FrameBytes AnnouncePayload::encode() const {
 
 AnnouncePayload AnnouncePayload::decode(const FrameBytes& bytes) {
   auto payload = bytes.span();
-  if (payload.size() < sizeof(int64_t))
+  constexpr std::size_t fixed = sizeof(int64_t) + sizeof(uint32_t);
+  if (payload.size() < fixed)
     fail(Errc::data_loss, "a truncated announce frame of " + std::to_string(payload.size()) + " bytes");
   AnnouncePayload out;
   std::memcpy(&out.local_replicas, payload.data() + payload.size() - sizeof out.local_replicas,
               sizeof out.local_replicas);
-  out.fingerprint = CollectiveFingerprint::from_bytes(payload.first(payload.size() - sizeof out.local_replicas));
+  uint32_t size = 0;
+  std::memcpy(&size, payload.data() + payload.size() - fixed, sizeof size);
+  if (size > max_communicator_bytes || size > payload.size() - fixed)
+    fail(Errc::data_loss, "an announce frame names a communicator of " + std::to_string(size)
+                            + " bytes, more than the frame's " + std::to_string(payload.size() - fixed)
+                            + " or the limit of " + std::to_string(max_communicator_bytes));
+  const std::size_t fingerprint_bytes = payload.size() - fixed - size;
+  out.communicator.assign(reinterpret_cast<const char*>(payload.data() + fingerprint_bytes), size);
+  out.fingerprint = CollectiveFingerprint::from_bytes(payload.first(fingerprint_bytes));
   return out;
 }
 

@@ -63,8 +63,10 @@ bool uses_gpus(const train::Options& opts, troupe::Runtime& rt, bool multi_worke
     return false;
   if (opts.device == "gpu") {
     if (multi_worker_or_tpu)
-      throw std::invalid_argument("--device gpu runs MirroredStrategy in one process: GPU tensors do not cross "
-                                  "workers until troupe drives NCCL; use --device cpu with troupe-launch");
+      throw std::invalid_argument("--device gpu runs MirroredStrategy in one process; this job does not run its "
+                                  "workers on GPUs yet (MultiWorkerMirroredStrategy with "
+                                  "CommunicationImplementation::NCCL and one GPU per worker does): use --device "
+                                  "cpu with troupe-launch");
     try {
       (void) rt.resolve_device("GPU:0");
     } catch (const troupe::Error& e) {

@@ -63,7 +63,8 @@ void LocalReplicasExtended::start() {
   const auto& k = knobs();
   GroupOptions group_options{
     options_.timeout_seconds > 0 ? options_.timeout_seconds : k.collective_timeout_seconds,
-    k.stall_warning_seconds, k.local_reduce_split_bytes, k.fiber_stack_bytes, std::nullopt, std::nullopt};
+    k.stall_warning_seconds, k.local_reduce_split_bytes, k.fiber_stack_bytes, std::nullopt, std::nullopt,
+    options_.implementation};
   const int local = static_cast<int>(devices_.size());
   const caf::actor* link = nullptr;
   if (auto* cluster = placement_.cluster) {

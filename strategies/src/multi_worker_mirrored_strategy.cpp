@@ -5,6 +5,7 @@
 #include <troupe/actors/runtime_impl.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/log.hpp>
+#include <troupe/core/nccl_backend.hpp>
 #include <troupe/net/cluster_resolver.hpp>
 #include <troupe/strategies/local_replicas_extended.hpp>
 
@@ -12,23 +13,23 @@ namespace troupe {
 
 namespace {
 
-// Every CPU device. TensorFlow's default would take the GPUs, but GPU tensors
-// cannot cross workers until troupe drives NCCL (issue 13).
-std::vector<std::string> default_devices(Runtime& runtime) {
+// The GPUs when the strategy asks for NCCL and this worker has GPUs and
+// NCCL; else every CPU device. TensorFlow's default takes the GPUs whenever
+// there are any, but workers sharing one card (a test cluster on one
+// machine) cannot run NCCL between them, so troupe takes them on request.
+std::vector<std::string> default_devices(Runtime& runtime, const CommunicationOptions& options) {
   std::vector<std::string> cpus;
+  std::vector<std::string> gpus;
   for (const auto& d : runtime.devices())
-    if (d.is_cpu())
-      cpus.push_back(d.short_name());
+    (d.is_gpu() ? gpus : cpus).push_back(d.short_name());
+  if (options.implementation == CommunicationImplementation::NCCL && !gpus.empty()
+      && internal::nccl_backend().available())
+    return gpus;
   return cpus;
 }
 
 internal::WorkerPlacement placement_of(Runtime& runtime, const CommunicationOptions& options) {
   auto* cluster = runtime.impl().cluster();
-  if (options.implementation == CommunicationImplementation::NCCL) {
-    // Cross-worker GPU collectives (NCCL) are not built yet (issue 13).
-    TROUPE_LOG(warning, "coll") << "MultiWorkerMirroredStrategy: CommunicationImplementation::NCCL is not "
-                                   "available (no GPU devices); using RING";
-  }
   if (cluster == nullptr)
     return {};
   if (!cluster->participates()) {
@@ -41,19 +42,13 @@ internal::WorkerPlacement placement_of(Runtime& runtime, const CommunicationOpti
   return {cluster->rank(), static_cast<int>(cluster->task_names().size()), cluster};
 }
 
-CommunicationOptions without_nccl(CommunicationOptions options) {
-  if (options.implementation == CommunicationImplementation::NCCL)
-    options.implementation = CommunicationImplementation::RING;
-  return options;
-}
-
 } // namespace
 
 MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(Runtime& runtime, CommunicationOptions options,
                                                          const std::vector<std::string>& devices)
   : Strategy(std::make_unique<internal::LocalReplicasExtended>(
-      "MultiWorkerMirroredStrategy", runtime, devices.empty() ? default_devices(runtime) : devices,
-      without_nccl(options), placement_of(runtime, options))),
+      "MultiWorkerMirroredStrategy", runtime, devices.empty() ? default_devices(runtime, options) : devices,
+      options, placement_of(runtime, options))),
     resolver_(runtime.impl().resolver()) {
   static_cast<internal::LocalReplicasExtended&>(extended()).start();
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "support/error_code_of.hpp"
+#include "support/replica_errors.hpp"
 #include "support/runtime_modes.hpp"
 #include "support/simulated_cluster.hpp"
 
@@ -14,6 +15,8 @@ using namespace troupe;
 using namespace troupe::internal;
 using troupe::testing::SimulatedCluster;
 using Catch::Matchers::Contains;
+using troupe::testing::require_all_ok;
+using troupe::testing::what;
 
 namespace {
 
@@ -47,21 +50,6 @@ std::vector<float> summed(int replicas, int64_t n) {
     for (int64_t i = 0; i < n; ++i)
       out[static_cast<size_t>(i)] += static_cast<float>(g * 100 + i % 89);
   return out;
-}
-
-std::string what(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& x) {
-    return x.what();
-  }
-}
-
-void require_all_ok(const std::vector<std::vector<std::exception_ptr>>& errors) {
-  for (const auto& worker : errors)
-    for (const auto& e : worker)
-      if (e)
-        FAIL(what(e));
 }
 
 } // namespace

@@ -4,10 +4,12 @@
 #include <memory>
 
 #include <troupe/core/gpu_backend.hpp>
+#include <troupe/core/nccl_backend.hpp>
 #include <troupe/ops/gpu_kernels.hpp>
 
 #include "support/emulated_gpu_backend.hpp"
 #include "support/emulated_gpu_kernels.hpp"
+#include "support/emulated_nccl_backend.hpp"
 
 namespace troupe::testing {
 
@@ -23,6 +25,19 @@ struct EmulatedGpus {
   EmulatedGpuBackend* backend;
   std::unique_ptr<internal::ScopedGpuBackend> scope;
   internal::ScopedGpuKernels kernels;
+};
+
+/// Installs an emulated NCCL for the emulated GPUs, for the Runtimes a test
+/// creates while it lives (without it, NCCL is the build's: unavailable
+/// without a GPU).
+struct EmulatedNccl {
+  EmulatedNccl() {
+    auto owned = std::make_unique<EmulatedNcclBackend>();
+    backend = owned.get();
+    scope = std::make_unique<internal::ScopedNcclBackend>(std::move(owned));
+  }
+  EmulatedNcclBackend* backend;
+  std::unique_ptr<internal::ScopedNcclBackend> scope;
 };
 
 } // namespace troupe::testing

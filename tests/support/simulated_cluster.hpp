@@ -25,7 +25,12 @@ class SimulatedCluster {
 public:
   using Body = std::function<void(int worker, int replica, internal::ReplicaHandle& handle)>;
 
-  SimulatedCluster(Runtime& rt, int workers, int replicas_per_worker, internal::GroupOptions options = {})
+  /// Replica r of every worker runs on the runtime's device r, unless
+  /// `device_of(worker, replica)` names another (workers on GPUs of their own).
+  using DeviceOf = std::function<DeviceSpec(int worker, int replica)>;
+
+  SimulatedCluster(Runtime& rt, int workers, int replicas_per_worker, internal::GroupOptions options = {},
+                   const DeviceOf& device_of = nullptr)
     : rt_(rt), workers_(workers) {
     auto& sys = rt.impl().system();
     std::vector<caf::actor> links;
@@ -42,7 +47,7 @@ public:
       std::vector<DeviceSpec> devices;
       std::vector<void*> frames;
       for (int r = 0; r < replicas_per_worker; ++r) {
-        devices.push_back(rt.devices().at(static_cast<size_t>(r)));
+        devices.push_back(device_of ? device_of(w, r) : rt.devices().at(static_cast<size_t>(r)));
         frames.push_back(nullptr);
       }
       auto opts = options;

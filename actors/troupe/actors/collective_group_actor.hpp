@@ -14,6 +14,7 @@
 #include <troupe/collectives/progress_tracker.hpp>
 #include <troupe/net/link/link_messages.hpp>
 #include <troupe/actors/collective_group_messages.hpp>
+#include <troupe/actors/gpu_collectives.hpp>
 #include <troupe/actors/replica_messages.hpp>
 #include <troupe/core/device_spec.hpp>
 
@@ -30,6 +31,7 @@ struct GroupSetup {
   /// data-plane link; all_reduce and all_gather then continue across workers.
   std::optional<CrossWorkerSetup> cluster;
   caf::actor link;
+  CommunicationImplementation implementation = CommunicationImplementation::AUTO;
 };
 
 /// Coordinates the collectives of the replicas of one strategy in one process.
@@ -47,6 +49,9 @@ struct GroupSetup {
 /// cross-worker half (CrossWorkerCollectives) to combine every worker's local
 /// result before the replicas get it; frames of other workers arrive from
 /// the link as LinkFrameMsg, lost workers as PeerLostMsg.
+/// Collectives of GPU tensors are run by the replicas' fibers on their
+/// devices' streams (GpuCollectives: NCCL, or GpuAllReduce), once the
+/// fingerprints matched.
 /// Failures never hang: a replica that finishes its function without issuing
 /// a collective its peers issued (or fails first) fails that collective at
 /// once, and a single timer fails collectives that pass their deadline,
@@ -71,6 +76,8 @@ private:
     std::shared_ptr<LocalAllReduce> plan;
     size_t parts_left = 0;
     bool cross = false; ///< local part done, waiting for the other workers
+    /// Across workers through NCCL: the replicas' inputs, until the workers agreed.
+    std::vector<std::vector<Tensor>> gpu_inputs;
   };
 
   void on_contribution(ContributionMsg& msg);
@@ -83,6 +90,14 @@ private:
   void finish_local(const CollectiveKey& key, Pending& pending, std::vector<Tensor> tensors);
   void on_run_finished_everywhere(uint64_t run);
   void reduce(const CollectiveKey& key, Pending& pending);
+  /// The replicas' GPU tensors: hands each replica its share of the plan.
+  void run_on_fibers(const CollectiveKey& key, Pending& pending, std::shared_ptr<FiberCollective> plan);
+  /// all_gather or broadcast of GPU tensors (through NCCL).
+  void gpu_collective(const CollectiveKey& key, Pending& pending);
+  GpuCollectives& gpu_collectives();
+  /// Every worker announced `key` alike: the replicas run it through NCCL.
+  void on_agreed(const CollectiveKey& key, const std::string& communicator,
+                 const std::vector<CollectiveFingerprint>& fingerprints);
   void deliver(const CollectiveKey& key, Pending& pending, std::vector<Tensor> tensors,
                MergeValue merge_result);
   void fail(const CollectiveKey& key, Pending& pending, Errc code, const std::string& why,
@@ -99,6 +114,7 @@ private:
   ProgressTracker progress_;
   bool timer_armed_ = false;
   std::unique_ptr<CrossWorkerCollectives> cross_;
+  std::unique_ptr<GpuCollectives> gpu_;  ///< made at the first collective of GPU tensors
 };
 
 } // namespace troupe::internal

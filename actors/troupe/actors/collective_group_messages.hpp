@@ -47,9 +47,18 @@ struct ReplicaFinishedMsg {
 /// Group -> itself: check deadlines and stall warnings.
 struct DeadlineTickMsg {};
 
+/// A replica's fiber -> group: its NCCL group on communicator `name` failed
+/// with `why`; the other local ranks are aborted, the next collective makes
+/// another communicator.
+struct NcclCommunicatorFailedMsg {
+  std::string name;
+  std::string why;
+};
+
 } // namespace troupe::internal
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::ContributionMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::PartDoneMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::ReplicaFinishedMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::DeadlineTickMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclCommunicatorFailedMsg)

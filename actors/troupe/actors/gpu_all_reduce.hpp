@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <troupe/actors/completion.hpp>
+#include <troupe/actors/fiber_collective.hpp>
 #include <troupe/collectives/reduce_op.hpp>
 #include <troupe/core/device_spec.hpp>
 #include <troupe/core/tensor.hpp>
@@ -36,7 +37,7 @@ namespace troupe::internal {
 /// Only fibers wait (they suspend, for the device actors to enqueue, not for
 /// the GPU). A failure on one replica fails the collective on every replica,
 /// naming it.
-class GpuAllReduce {
+class GpuAllReduce final : public FiberCollective {
 public:
   /// Checks the inputs (float32, every replica on a GPU that the others can
   /// read) and creates the events (each replica allocates its outputs in
@@ -44,12 +45,9 @@ public:
   /// not fit.
   GpuAllReduce(ReduceOp op, std::vector<std::vector<Tensor>> inputs, std::vector<DeviceSpec> devices);
 
-  /// Whether any of `inputs` lives on a GPU (the group then builds this plan).
-  [[nodiscard]] static bool wanted(const std::vector<std::vector<Tensor>>& inputs) noexcept;
-
   /// Replica `replica`'s share, on its fiber; returns its outputs. `await`
   /// suspends the calling fiber until a completion is set.
-  [[nodiscard]] std::vector<Tensor> run(int replica, const std::function<void(const Completion&)>& await);
+  [[nodiscard]] std::vector<Tensor> run(int replica, const std::function<void(const Completion&)>& await) override;
 
 private:
   /// The events of one all-reduce, destroyed with the last launch that uses them.

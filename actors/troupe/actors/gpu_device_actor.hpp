@@ -11,6 +11,8 @@
 #include <caf/event_based_actor.hpp>
 
 #include <troupe/actors/completion.hpp>
+#include <troupe/actors/nccl_driver.hpp>
+#include <troupe/actors/nccl_messages.hpp>
 #include <troupe/core/caching_device_allocator.hpp>
 #include <troupe/core/device_memory.hpp>
 #include <troupe/core/gpu_backend.hpp>
@@ -82,6 +84,10 @@ struct GpuDeviceSetup {
 /// and are enqueued without an answer: the next transfer's completion covers
 /// them, since the stream runs its work in order.
 ///
+/// NCCL collectives arrive as NcclGroupMsg; its NcclDriver holds the
+/// device's communicators. While a group is not on the stream yet, the actor
+/// holds back every other transfer and launch, in order.
+///
 /// It finishes its transfers in the order it received them (one stream).
 /// A kernel that fails to launch, or a stream error, fails every later
 /// transfer with that cause (the GPU's results are lost from there on, as
@@ -111,6 +117,16 @@ private:
   void enqueue_kernel(GpuLaunchMsg& msg);
   void finish(const GpuStreamDoneMsg& msg);
   void release(InFlight& entry, std::string error);
+  /// Runs `work` now, or after the NCCL group that is getting onto the
+  /// stream (a template: the common case allocates nothing).
+  template <class Work>
+  void in_order(Work&& work) {
+    if (nccl_.busy() || !held_.empty())
+      held_.emplace_back(std::forward<Work>(work));
+    else
+      work();
+  }
+  void run_held();
 
   GpuDeviceSetup setup_;
   GpuStream stream_;
@@ -118,6 +134,8 @@ private:
   std::deque<InFlight> in_flight_;
   uint64_t next_sequence_ = 0;
   GpuLibraryHandles handles_;
+  NcclDriver nccl_;
+  std::deque<std::function<void()>> held_;  ///< stream work behind an NCCL group
   /// Why this GPU's results are lost ("" while they are not).
   std::string failure_;
 };

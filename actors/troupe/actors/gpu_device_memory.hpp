@@ -49,6 +49,13 @@ public:
   [[nodiscard]] int gpu() const noexcept { return gpu_; }
   [[nodiscard]] CachingDeviceAllocator& allocator() noexcept { return *allocator_; }
 
+  /// Issues a group of NCCL calls on the device's stream, after everything
+  /// sent to it before (GpuDeviceActor); returns once the group is on the
+  /// stream. Throws Error(internal) with the reason it failed.
+  void nccl(NcclGroupMsg group);
+  /// Aborts this device's rank of communicator `name`, if it has one.
+  void abort_nccl(const std::string& name, const std::string& why);
+
   /// Called when the Runtime stops: later copies fail, frees still work.
   void detach() noexcept;
 

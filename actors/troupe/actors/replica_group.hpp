@@ -35,6 +35,9 @@ struct GroupOptions {
   /// RuntimeImpl::next_cluster_group_id). Workers of one simulated cluster
   /// share one runtime but need one id.
   std::optional<uint64_t> group_id;
+  /// How collectives of GPU tensors run (NCCL, or AUTO's choice); a
+  /// multi-worker group takes its cluster setup's.
+  CommunicationImplementation implementation = CommunicationImplementation::AUTO;
 };
 
 /// The replica actors of one strategy in this process and the actor that

@@ -11,7 +11,7 @@
 
 namespace troupe::internal {
 
-class GpuAllReduce;
+class FiberCollective;
 
 /// Type-erased merge_call arguments and result (owned by the strategy layer).
 using MergeValue = std::shared_ptr<const void>;
@@ -38,9 +38,9 @@ struct CollectiveRequest {
 struct CollectiveResult {
   std::vector<Tensor> tensors;
   MergeValue merge_result;
-  /// An all-reduce of GPU tensors: the replica's fiber runs its share of
+  /// A collective of GPU tensors: the replica's fiber runs its share of
   /// this plan, whose outputs become `tensors`.
-  std::shared_ptr<GpuAllReduce> gpu_all_reduce;
+  std::shared_ptr<FiberCollective> on_fiber;
 };
 
 /// The running replica as its function sees it. Valid only on that replica's

@@ -73,6 +73,21 @@ public:
   /// their SUM; broadcast: its first replica's tensors).
   void start(const CollectiveKey& key, CollectiveKind kind, ReduceOp op, int axis, std::vector<Tensor> local);
 
+  /// Called once every worker announced `key` with a matching fingerprint,
+  /// after agree(): rank 0's communicator and every worker's fingerprint.
+  using Agreed = std::function<void(const CollectiveKey& key, const std::string& communicator,
+                                    const std::vector<CollectiveFingerprint>& fingerprints)>;
+  void on_agreed(Agreed agreed) { agreed_ = std::move(agreed); }
+
+  /// Steps 1 and 2 only, for collectives that NCCL runs once the workers
+  /// agree on them: announces `key` with the fingerprint of `local` (one
+  /// replica's tensors) and, from rank 0, the `communicator` to run it on;
+  /// the Agreed callback follows when every announce matched (a mismatch
+  /// fails the key everywhere, as for start()). The key ends there: what
+  /// happens in NCCL is no longer this protocol's.
+  void agree(const CollectiveKey& key, CollectiveKind kind, ReduceOp op, int axis, const std::vector<Tensor>& local,
+             std::string communicator);
+
   /// A frame from worker `from` for this group.
   void on_frame(int from, const FrameHeader& header, const FrameBytes& bytes);
 
@@ -102,6 +117,10 @@ private:
   struct Key;
   class PackLink;
 
+  void begin(const CollectiveKey& key, CollectiveKind kind, ReduceOp op, int axis, std::vector<Tensor> local,
+             std::optional<std::string> communicator);
+  /// Every announce is in: start the algorithms, or end an agreement.
+  void all_announced(const CollectiveKey& key, Key& state);
   void check_announce(const CollectiveKey& key, Key& state, int from);
   void start_algorithms(const CollectiveKey& key, Key& state);
   void consume_waiting(const CollectiveKey& key, Key& state);
@@ -120,6 +139,7 @@ private:
   Send send_;
   Done done_;
   Failed failed_;
+  Agreed agreed_;
   std::map<CollectiveKey, std::unique_ptr<Key>> keys_;
   /// Per rank: its latest finished run; and the keys that failed here, for
   /// frames and starts that come late.

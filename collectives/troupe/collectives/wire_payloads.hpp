@@ -21,8 +21,14 @@ namespace troupe::internal {
 
 /// announce: what the sender will contribute to the collective.
 struct AnnouncePayload {
+  /// Bounds a communicator read from the network.
+  static constexpr std::size_t max_communicator_bytes = 4096;
+
   CollectiveFingerprint fingerprint;
   int64_t local_replicas = 0; ///< the sender's replicas of this strategy
+  /// Collectives through NCCL: rank 0's announce names the communicator
+  /// (opaque here); empty otherwise.
+  std::string communicator;
 
   [[nodiscard]] FrameBytes encode() const;
   [[nodiscard]] static AnnouncePayload decode(const FrameBytes& bytes);

@@ -1,0 +1,136 @@
+#include <troupe/actors/nccl_collective.hpp>
+
+#include <memory>
+
+#include <troupe/actors/gpu_device_memory.hpp>
+#include <troupe/core/device_memory.hpp>
+#include <troupe/core/errors.hpp>
+
+namespace troupe::internal {
+
+namespace {
+
+NcclReduction reduction_of(ReduceOp op) {
+  return op == ReduceOp::MEAN ? NcclReduction::avg : NcclReduction::sum;
+}
+
+int64_t elements_per_row(const Tensor& x) {
+  int64_t out = 1;
+  for (int d = 1; d < x.shape().rank(); ++d)
+    out *= x.shape()[d];
+  return out;
+}
+
+} // namespace
+
+NcclCollective::NcclCollective(Plan plan, std::vector<std::vector<Tensor>> inputs, std::vector<DeviceSpec> devices)
+  : plan_(std::move(plan)), inputs_(std::move(inputs)), devices_(std::move(devices)) {
+  const std::string kind{name(plan_.kind)};
+  for (std::size_t r = 0; r < inputs_.size(); ++r)
+    for (std::size_t t = 0; t < inputs_[r].size(); ++t) {
+      const Tensor& x = inputs_[r][t];
+      if (x.on_host() || x.device().short_name() != devices_[r].short_name())
+        fail(Errc::invalid_argument, kind + " through NCCL: replica " + std::to_string(plan_.communicator.rank + static_cast<int>(r))
+                                       + " runs on " + devices_[r].short_name() + " but its value "
+                                       + std::to_string(t) + " is in " + x.device().short_name()
+                                       + " memory; every replica's values must be on its own GPU (copy them "
+                                         "there with .to())");
+      if (x.dtype() == DType::bool_)
+        fail(Errc::not_supported, kind + " of bool tensors through NCCL: cast them to int32 or uint8 first");
+      if (plan_.kind == CollectiveKind::all_reduce && plan_.op == ReduceOp::MEAN && !is_floating(x.dtype()))
+        fail(Errc::not_supported, "all_reduce MEAN of " + std::string{name(x.dtype())}
+                                    + " GPU tensors: NCCL averages floating-point values only; reduce with SUM "
+                                      "and divide, or cast to float32");
+      if (plan_.kind == CollectiveKind::all_gather && (plan_.axis != 0 || x.shape().rank() == 0))
+        fail(Errc::not_supported, "all_gather of GPU tensors along axis " + std::to_string(plan_.axis)
+                                    + " (value " + std::to_string(t) + " has shape " + x.shape().to_string()
+                                    + "): NCCL gathers along axis 0 of tensors with at least one dimension; "
+                                      "gather along axis 0, or copy the values to the host first");
+    }
+}
+
+std::vector<Tensor> NcclCollective::run(int replica, const std::function<void(const Completion&)>&) {
+  const auto me = static_cast<std::size_t>(replica);
+  auto memory = device_memory_for(devices_[me]);
+  auto* gpu = dynamic_cast<GpuDeviceMemory*>(memory.get());
+  if (gpu == nullptr)
+    fail(Errc::internal, plan_.what + ": " + devices_[me].short_name() + " is not a GPU of a troupe Runtime");
+  const int rank = plan_.communicator.rank + replica;
+  const auto& inputs = inputs_[me];
+  auto buffers = std::make_shared<std::vector<Tensor>>(inputs);
+  std::vector<Tensor> outputs;
+  NcclGroupMsg group;
+  for (std::size_t t = 0; t < inputs.size(); ++t) {
+    const Tensor& x = inputs[t];
+    NcclCall call;
+    call.dtype = x.dtype();
+    call.send = x.device_data();
+    switch (plan_.kind) {
+      case CollectiveKind::all_reduce:
+      case CollectiveKind::broadcast: {
+        outputs.push_back(Tensor::empty(x.shape(), x.dtype(), devices_[me]));
+        call.kind = plan_.kind == CollectiveKind::all_reduce ? NcclCall::Kind::all_reduce : NcclCall::Kind::broadcast;
+        call.reduction = reduction_of(plan_.op);
+        call.count = static_cast<std::size_t>(x.num_elements());
+        call.recv = outputs.back().mutable_device_data();
+        if (call.count > 0)
+          group.calls.push_back(call);
+        break;
+      }
+      case CollectiveKind::all_gather: {
+        const int64_t per_row = elements_per_row(x);
+        int64_t rows = 0;
+        bool even = true;
+        for (const auto& ranks_rows : plan_.gather_rows) {
+          rows += ranks_rows.at(t);
+          even = even && ranks_rows.at(t) == plan_.gather_rows.front().at(t);
+        }
+        outputs.push_back(Tensor::empty(x.shape().with_dim(0, rows), x.dtype(), devices_[me]));
+        auto* recv = reinterpret_cast<unsigned char*>(outputs.back().mutable_device_data());
+        if (even) {
+          call.kind = NcclCall::Kind::all_gather;
+          call.count = static_cast<std::size_t>(x.num_elements());
+          call.recv = recv;
+          if (call.count > 0)
+            group.calls.push_back(call);
+          break;
+        }
+        // Uneven: each rank broadcasts its rows into their place.
+        int64_t offset = 0;
+        for (std::size_t q = 0; q < plan_.gather_rows.size(); ++q) {
+          const int64_t q_rows = plan_.gather_rows[q].at(t);
+          NcclCall part = call;
+          part.kind = NcclCall::Kind::broadcast;
+          part.root = static_cast<int>(q);
+          part.count = static_cast<std::size_t>(q_rows * per_row);
+          part.recv = recv + offset * per_row * static_cast<int64_t>(size_of(x.dtype()));
+          part.send = static_cast<int>(q) == rank ? x.device_data() : part.recv;
+          if (part.count > 0)
+            group.calls.push_back(part);
+          offset += q_rows;
+        }
+        break;
+      }
+      case CollectiveKind::merge_call:
+        fail(Errc::internal, plan_.what + ": merge_call does not run through NCCL");
+    }
+  }
+  buffers->insert(buffers->end(), outputs.begin(), outputs.end());
+  if (group.calls.empty())
+    return outputs;
+  group.communicator = plan_.communicator;
+  group.communicator.rank = rank;
+  group.keep_alive = std::move(buffers);
+  group.what = plan_.what;
+  group.timeout = plan_.timeout;
+  try {
+    gpu->nccl(std::move(group));
+  } catch (const std::exception& e) {
+    if (plan_.on_failure)
+      plan_.on_failure(plan_.communicator.name, e.what());
+    throw;
+  }
+  return outputs;
+}
+
+} // namespace troupe::internal

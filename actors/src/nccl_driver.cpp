@@ -1,0 +1,211 @@
+#include <troupe/actors/nccl_driver.hpp>
+
+#include <cstdio>
+
+#include <caf/all.hpp>
+
+#include <troupe/actors/gpu_device_actor.hpp>
+#include <troupe/core/log.hpp>
+
+namespace troupe::internal {
+
+namespace {
+
+// Polls start at once and back off to this: creating a communicator takes
+// milliseconds, and a connecting group far less.
+constexpr std::chrono::nanoseconds first_poll = std::chrono::microseconds{5};
+constexpr std::chrono::nanoseconds max_poll = std::chrono::milliseconds{1};
+
+std::string seconds(std::chrono::nanoseconds t) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%gs", std::chrono::duration<double>(t).count());
+  return buf;
+}
+
+void answer(GpuTransfer* confirm, std::string error) {
+  if (confirm == nullptr)
+    return;
+  confirm->error = std::move(error);
+  confirm->done.set();
+}
+
+} // namespace
+
+NcclDriver::NcclDriver(caf::event_based_actor* self, std::string device, int gpu, GpuStream stream,
+                       GpuBackend& gpu_backend)
+  : self_(self), device_(std::move(device)), gpu_(gpu), stream_(stream), gpu_backend_(gpu_backend) {
+}
+
+NcclDriver::~NcclDriver() {
+  stop_after_stream();
+}
+
+void NcclDriver::start(NcclGroupMsg msg, const std::string& device_failure) {
+  if (!device_failure.empty()) {
+    answer(msg.confirm, device_failure);
+    return;
+  }
+  if (auto lost = take_lost(); !lost.empty()) {
+    answer(msg.confirm, lost);
+    return;
+  }
+  const auto& spec = msg.communicator;
+  auto it = communicators_.find(spec.name);
+  if (it == communicators_.end()) {
+    try {
+      Communicator created;
+      created.comm = nccl_backend().init_rank(gpu_, spec.id, spec.ranks, spec.rank);
+      created.rank = spec.rank;
+      created.ranks = spec.ranks;
+      communicators_.emplace(spec.name, created);
+      TROUPE_LOG(debug, "coll") << device_ << ": NCCL communicator " << spec.name << ", rank " << spec.rank
+                                << " of " << spec.ranks;
+    } catch (const std::exception& e) {
+      answer(msg.confirm, msg.what + " on " + device_ + ": NCCL could not create communicator " + spec.name
+                            + ": " + e.what());
+      return;
+    }
+  }
+  const auto timeout = msg.timeout;
+  waiting_ = Waiting{std::move(msg), false, self_->clock().now() + timeout, first_poll};
+  advance();
+}
+
+void NcclDriver::poll() {
+  if (waiting_)
+    advance();
+}
+
+void NcclDriver::advance() {
+  auto& waiting = *waiting_;
+  const auto& name = waiting.msg.communicator.name;
+  auto& communicator = communicators_.at(name);
+  auto& nccl = nccl_backend();
+  std::string error;
+  auto state = nccl.state(communicator.comm, error);
+  if (state == NcclState::ready && !waiting.issued) {
+    waiting.issued = true;
+    state = nccl.enqueue(gpu_, communicator.comm, stream_, waiting.msg.calls, error);
+  }
+  switch (state) {
+    case NcclState::ready:
+      succeed();
+      return;
+    case NcclState::failed:
+      fail_waiting("NCCL failed: " + error);
+      return;
+    case NcclState::in_progress:
+      break;
+  }
+  if (self_->clock().now() >= waiting.deadline) {
+    fail_waiting("NCCL did not get the collective going within " + seconds(waiting.msg.timeout) + ": rank "
+                 + std::to_string(communicator.rank) + " of communicator " + name + " waited for the other "
+                 + std::to_string(communicator.ranks - 1)
+                 + " ranks; the communicator was aborted. Every participant must reach the same collectives; "
+                   "if the step is legitimately slow, raise CommunicationOptions.timeout_seconds");
+    return;
+  }
+  self_->delayed_send(self_, waiting.delay, NcclPollMsg{});
+  waiting.delay = std::min(waiting.delay * 2, max_poll);
+}
+
+void NcclDriver::succeed() {
+  auto waiting = std::move(*waiting_);
+  waiting_.reset();
+  const auto& name = waiting.msg.communicator.name;
+  const uint64_t serial = ++next_serial_;
+  running_[serial] = name;
+  ++communicators_.at(name).running;
+  try {
+    gpu_backend_.notify_when_done(gpu_, stream_, [self = caf::actor_cast<caf::actor>(self_), serial](const std::string&) {
+      caf::anon_send(self, NcclGroupDoneMsg{serial});
+    });
+    self_->delayed_send(self_, waiting.msg.timeout, NcclWatchdogMsg{serial});
+  } catch (const std::exception& e) {
+    // Without a completion to watch, a hang could not be told: give it up now.
+    end(name);
+    answer(waiting.msg.confirm, waiting.msg.what + " on " + device_ + ": " + e.what());
+    return;
+  }
+  answer(waiting.msg.confirm, "");
+}
+
+void NcclDriver::fail_waiting(const std::string& why) {
+  auto waiting = std::move(*waiting_);
+  waiting_.reset();
+  end(waiting.msg.communicator.name);
+  answer(waiting.msg.confirm, waiting.msg.what + " on " + device_ + ": " + why);
+}
+
+void NcclDriver::group_done(uint64_t serial) {
+  auto it = running_.find(serial);
+  if (it == running_.end())
+    return;  // its communicator was aborted
+  if (auto c = communicators_.find(it->second); c != communicators_.end())
+    --c->second.running;
+  running_.erase(it);
+}
+
+void NcclDriver::watchdog(uint64_t serial) {
+  auto it = running_.find(serial);
+  if (it == running_.end())
+    return;  // finished in time
+  const std::string name = it->second;
+  lost_ = device_ + ": a collective on NCCL communicator " + name
+          + " did not finish on the GPU within its timeout (a peer stopped taking part); the communicator was "
+            "aborted, and the values computed from that collective on are lost";
+  TROUPE_LOG(warning, "coll") << lost_;
+  end(name);
+}
+
+void NcclDriver::abort(const std::string& name, const std::string& why) {
+  if (waiting_ && waiting_->msg.communicator.name == name) {
+    fail_waiting(why);
+    return;
+  }
+  auto it = communicators_.find(name);
+  if (it == communicators_.end())
+    return;
+  if (it->second.running > 0)
+    lost_ = device_ + ": a collective on NCCL communicator " + name + " was aborted on the GPU: " + why;
+  end(name);
+}
+
+std::string NcclDriver::take_lost() {
+  return std::exchange(lost_, std::string{});
+}
+
+void NcclDriver::end(const std::string& name) noexcept {
+  auto it = communicators_.find(name);
+  if (it == communicators_.end())
+    return;
+  nccl_backend().abort(it->second.comm);
+  communicators_.erase(it);
+  for (auto r = running_.begin(); r != running_.end();)
+    r = r->second == name ? running_.erase(r) : std::next(r);
+}
+
+void NcclDriver::stop_before_stream() {
+  if (waiting_)
+    fail_waiting(device_ + "'s device actor stopped (its Runtime is being destroyed)");
+  // A group still running may wait for a peer that never comes: the stream
+  // would never drain.
+  std::vector<std::string> running;
+  for (const auto& [name, communicator] : communicators_)
+    if (communicator.running > 0)
+      running.push_back(name);
+  for (const auto& name : running)
+    end(name);
+}
+
+void NcclDriver::stop_after_stream() noexcept {
+  // Nothing runs on them any more. ncclCommAbort frees a rank without the
+  // others (ncclCommDestroy may wait for them, and they stop on threads this
+  // one may be blocking).
+  for (auto& [name, communicator] : communicators_)
+    nccl_backend().abort(communicator.comm);
+  communicators_.clear();
+  running_.clear();
+}
+
+} // namespace troupe::internal

@@ -1,0 +1,89 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <troupe/actors/fiber_collective.hpp>
+#include <troupe/actors/nccl_messages.hpp>
+#include <troupe/collectives/collective_fingerprint.hpp>
+#include <troupe/collectives/communication_options.hpp>
+#include <troupe/collectives/reduce_op.hpp>
+#include <troupe/core/device_spec.hpp>
+#include <troupe/core/tensor.hpp>
+
+namespace troupe::internal {
+
+/// How one collective group runs the collectives of GPU tensors of its
+/// local replicas, and the NCCL communicator they use.
+///
+/// NCCL when the strategy asks for it (CommunicationImplementation::NCCL),
+/// or by default (AUTO) when every replica has its own physical GPU and
+/// NCCL is available; else, in one process, the all-reduce that reads the
+/// other replicas' GPU memory (GpuAllReduce), since NCCL refuses two ranks
+/// on one GPU (logical GPUs of one card). The choice is logged once.
+///
+/// The communicator spans every replica of the group on every worker (rank
+/// = global replica id); it is created by the device actors at its first
+/// collective and named by a generation: after a collective on it failed,
+/// every local rank is aborted and the next collective makes a new one.
+class GpuCollectives {
+public:
+  struct Setup {
+    uint64_t group = 0;
+    std::vector<DeviceSpec> devices;  ///< this worker's replicas
+    CommunicationImplementation implementation = CommunicationImplementation::AUTO;
+    std::chrono::nanoseconds timeout{0};
+    int first_rank = 0;   ///< global id of this worker's first replica
+    int ranks = 1;        ///< replicas over all workers
+    bool across_workers = false;
+  };
+
+  /// `communicator_failed` is how a replica's fiber reports a failed NCCL
+  /// group back to the group's actor (which calls failed()).
+  GpuCollectives(Setup setup, std::function<void(const std::string& name, const std::string& why)> communicator_failed);
+
+  /// Whether any of `inputs` ([replica][tensor]) lives on a GPU.
+  [[nodiscard]] static bool wanted(const std::vector<std::vector<Tensor>>& inputs) noexcept;
+
+  /// Whether this group's GPU collectives run through NCCL; throws
+  /// Error(not_supported) naming why NCCL was asked for and cannot run.
+  [[nodiscard]] bool uses_nccl();
+
+  /// The communicator the next NCCL collective uses (rank: this worker's
+  /// first replica's). Across workers, rank 0 makes it and the others
+  /// adopt() rank 0's.
+  [[nodiscard]] NcclCommunicatorSpec communicator();
+  /// Across workers: the communicator rank 0 announces, as bytes for its
+  /// announce frame (AnnouncePayload::communicator).
+  [[nodiscard]] std::string announce();
+  /// The communicator rank 0 announced; Error(data_loss) when the bytes do
+  /// not read as one.
+  void adopt(const std::string& announced);
+
+  /// The plan the local replicas run, through NCCL: see NcclCollective.
+  /// `gather_rows`: all_gather, per rank, per tensor, its rows.
+  [[nodiscard]] std::shared_ptr<FiberCollective> nccl_plan(CollectiveKind kind, ReduceOp op, int axis,
+                                                           std::vector<std::vector<Tensor>> inputs,
+                                                           std::vector<std::vector<int64_t>> gather_rows,
+                                                           const std::string& what);
+
+  /// A collective on communicator `name` failed on a replica (or a peer is
+  /// gone): abort it on every local device; the next collective makes another.
+  void failed(const std::string& name, const std::string& why);
+  /// The current communicator cannot complete (a worker is lost): failed() for it.
+  void abandon(const std::string& why);
+
+private:
+  Setup setup_;
+  std::function<void(const std::string&, const std::string&)> communicator_failed_;
+  std::optional<bool> uses_nccl_;
+  std::optional<NcclCommunicatorSpec> current_;
+  uint64_t generation_ = 0;
+};
+
+} // namespace troupe::internal

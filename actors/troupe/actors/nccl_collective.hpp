@@ -1,0 +1,58 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <troupe/actors/fiber_collective.hpp>
+#include <troupe/actors/nccl_messages.hpp>
+#include <troupe/collectives/collective_fingerprint.hpp>
+#include <troupe/collectives/reduce_op.hpp>
+#include <troupe/core/device_spec.hpp>
+#include <troupe/core/tensor.hpp>
+
+namespace troupe::internal {
+
+/// A collective of GPU tensors run by NCCL: each local replica's device
+/// actor issues its rank's calls, as one NCCL group, on its stream. The
+/// collective group builds it once the participants agreed (fingerprints
+/// checked: NCCL never sees mismatched calls) and hands it to each local
+/// replica, whose fiber allocates its outputs and sends the group to its
+/// device actor. Ranks are global replica ids: local replica i of a worker
+/// with `first_rank` is rank first_rank + i.
+///
+/// - all_reduce: every tensor in one group (ncclAllReduce each; MEAN is ncclAvg).
+/// - all_gather along axis 0: ncclAllGather when every rank sends the same
+///   shape; grouped ncclBroadcasts from each rank into its place otherwise
+///   (`gather_rows[r]`: rank r's rows of each tensor), as TensorFlow does.
+/// - broadcast: rank 0's tensors to every rank (ncclBroadcast).
+class NcclCollective final : public FiberCollective {
+public:
+  struct Plan {
+    CollectiveKind kind = CollectiveKind::all_reduce;
+    ReduceOp op = ReduceOp::SUM;
+    int axis = 0;  ///< all_gather
+    NcclCommunicatorSpec communicator;  ///< rank: the first local replica's
+    /// all_gather: per rank, per tensor, its rows along axis 0.
+    std::vector<std::vector<int64_t>> gather_rows;
+    std::chrono::nanoseconds timeout{0};
+    std::string what;
+    /// Told when this replica's group failed (communicator name, why), so
+    /// that the other ranks' groups are aborted rather than left waiting.
+    std::function<void(const std::string&, const std::string&)> on_failure;
+  };
+
+  /// Checks what NCCL cannot take (dtypes, axes) and throws
+  /// Error(not_supported / invalid_argument) naming it and the fix.
+  NcclCollective(Plan plan, std::vector<std::vector<Tensor>> inputs, std::vector<DeviceSpec> devices);
+
+  [[nodiscard]] std::vector<Tensor> run(int replica, const std::function<void(const Completion&)>& await) override;
+
+private:
+  Plan plan_;
+  std::vector<std::vector<Tensor>> inputs_;  // [local replica][tensor]
+  std::vector<DeviceSpec> devices_;          // [local replica]
+};
+
+} // namespace troupe::internal

@@ -1,0 +1,71 @@
+#pragma once
+
+// The messages between a GPU's device actor and the NCCL collectives that use
+// it (nccl_collective.hpp). They carry raw pointers and closures, so they
+// never leave the process.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/allowed_unsafe_message_type.hpp>
+
+#include <troupe/core/nccl_backend.hpp>
+
+namespace troupe::internal {
+
+struct GpuTransfer;
+
+/// Which communicator a group of calls runs on, and how to create this
+/// device's rank of it if the device has none under `name` yet.
+struct NcclCommunicatorSpec {
+  /// Names the communicator in the device actor's cache: the devices it
+  /// spans and its generation, "group 3 gen 0: GPU:0,GPU:1".
+  std::string name;
+  NcclUniqueId id;
+  int ranks = 1;
+  int rank = 0;
+};
+
+/// Caller -> device actor: issue `calls` as one NCCL group on the device's
+/// stream, after everything sent to the device before. The actor sets
+/// `confirm` once the group is on the stream, or failed; the caller keeps
+/// the buffers alive (`keep_alive`) until then.
+struct NcclGroupMsg {
+  NcclCommunicatorSpec communicator;
+  std::vector<NcclCall> calls;
+  std::shared_ptr<const void> keep_alive;
+  std::string what;                       ///< "all_reduce (group 3, run 1, #0)", for errors
+  std::chrono::nanoseconds timeout{0};    ///< then the communicator is aborted
+  GpuTransfer* confirm = nullptr;
+};
+
+/// Anyone -> device actor: communicator `name` cannot complete (a peer is
+/// gone): abort it now, failing what waits on it with `why`.
+struct NcclAbortMsg {
+  std::string name;
+  std::string why;
+};
+
+/// Device actor -> itself: look at the communicator it waits on again.
+struct NcclPollMsg {};
+
+/// Backend thread -> device actor: group `serial` finished on the stream.
+struct NcclGroupDoneMsg {
+  uint64_t serial = 0;
+};
+
+/// Device actor -> itself: group `serial` should have finished by now.
+struct NcclWatchdogMsg {
+  uint64_t serial = 0;
+};
+
+} // namespace troupe::internal
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclGroupMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclAbortMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclPollMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclGroupDoneMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclWatchdogMsg)

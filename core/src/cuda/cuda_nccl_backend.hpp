@@ -1,0 +1,12 @@
+#pragma once
+
+#include <memory>
+
+#include <troupe/core/nccl_backend.hpp>
+
+namespace troupe::internal {
+
+/// The backend over libnccl (built only when NCCL is found).
+[[nodiscard]] std::unique_ptr<NcclBackend> make_cuda_nccl_backend();
+
+} // namespace troupe::internal

@@ -1,0 +1,212 @@
+// Collectives of GPU tensors through NCCL, on GPUs and an NCCL emulated in
+// host memory (tests/gpu runs them on a real card): which path a strategy
+// takes, the values, one communicator reused across runs, and failures that
+// never reach NCCL or never hang in it.
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <troupe/troupe.hpp>
+
+#include "support/emulated_gpus.hpp"
+#include "support/error_code_of.hpp"
+
+using namespace troupe;
+using Catch::Matchers::Contains;
+using internal::NcclCall;
+using testing::EmulatedGpus;
+using testing::EmulatedNccl;
+using testing::error_message_of;
+
+namespace {
+
+void require(bool condition, const std::string& what) {
+  if (!condition)
+    throw std::runtime_error("replica check failed: " + what);
+}
+
+CommunicationOptions nccl_options(double timeout_seconds = 0) {
+  CommunicationOptions options;
+  options.implementation = CommunicationImplementation::NCCL;
+  options.timeout_seconds = timeout_seconds;
+  return options;
+}
+
+std::string gpu_of_replica() {
+  return "GPU:" + std::to_string(get_replica_context().replica_id_in_sync_group());
+}
+
+} // namespace
+
+TEST_CASE("replicas on GPUs of separate cards all-reduce through NCCL, every tensor in one group",
+          "[actors][gpu][nccl]") {
+  EmulatedGpus gpus(3);
+  EmulatedNccl nccl;
+  {
+    Runtime rt({.logical_cpu_devices = 1});
+    MirroredStrategy strategy(rt);  // AUTO: every replica has its own card
+    REQUIRE(strategy.num_replicas_in_sync() == 3);
+    for (int step = 0; step < 2; ++step) {
+      auto results = strategy.run([&] {
+        auto& ctx = get_replica_context();
+        const int r = ctx.replica_id_in_sync_group();
+        const std::string device = gpu_of_replica();
+        const Tensor a = Tensor::full({1001}, r + 1.0, DType::float32).to(device);
+        const Tensor b = Tensor::full({2, 3}, (r + 1.0) * 10, DType::float32).to(device);
+        const Tensor c = Tensor::full({4}, r + step, DType::int32).to(device);
+        auto sums = ctx.all_reduce(ReduceOp::SUM, std::vector<Tensor>{a, b, c});
+        const Tensor mean = ctx.all_reduce(ReduceOp::MEAN, a);
+        require(sums[0].device().short_name() == device && mean.device().short_name() == device,
+                "the results are on the replica's GPU");
+        return std::vector<Tensor>{sums[0].to("CPU:0"), sums[1].to("CPU:0"), sums[2].to("CPU:0"),
+                                   mean.to("CPU:0")};
+      });
+      REQUIRE(results.size() == 4);
+      for (std::size_t r = 0; r < 3; ++r) {
+        CHECK(array_equal(results[0].values()[r], Tensor::full({1001}, 6.0, DType::float32)));
+        CHECK(array_equal(results[1].values()[r], Tensor::full({2, 3}, 60.0, DType::float32)));
+        CHECK(array_equal(results[2].values()[r], Tensor::full({4}, 3 + 3 * step, DType::int32)));
+        CHECK(array_equal(results[3].values()[r], Tensor::full({1001}, 2.0, DType::float32)));
+      }
+    }
+    // Two collectives per step, each one group: the three tensors went together.
+    CHECK(nccl.backend->groups_run() == 4);
+    CHECK(nccl.backend->calls_run(NcclCall::Kind::all_reduce) == 8);
+    // One communicator, made at the first collective, one rank per GPU.
+    CHECK(nccl.backend->ranks_created() == 3);
+    CHECK(nccl.backend->ranks_alive() == 3);
+  }
+  CHECK(nccl.backend->ranks_alive() == 0);  // the device actors ended their ranks
+  CHECK(nccl.backend->misuse().empty());
+  CHECK(gpus.backend->misuse().empty());
+}
+
+TEST_CASE("logical GPUs of one card all-reduce without NCCL, and asking for NCCL there names the shared card",
+          "[actors][gpu][nccl]") {
+  EmulatedGpus gpus(1);
+  EmulatedNccl nccl;
+  Runtime rt({.logical_cpu_devices = 1, .logical_gpu_devices_per_gpu = 2});
+  auto reduce = [] {
+    return get_replica_context().all_reduce(ReduceOp::SUM, Tensor::full({8}, 1.0, DType::float32).to(gpu_of_replica()))
+      .to("CPU:0");
+  };
+  {
+    MirroredStrategy automatic(rt);
+    auto results = automatic.run(reduce);
+    CHECK(array_equal(results.values()[1], Tensor::full({8}, 2.0, DType::float32)));
+    CHECK(nccl.backend->ranks_created() == 0);
+  }
+  MirroredStrategy asked(rt, {}, nccl_options());
+  const auto message = error_message_of([&] { asked.run(reduce); });
+  CHECK_THAT(message, Contains("GPU:1 shares physical GPU 0 with another replica, and NCCL takes one rank per GPU"));
+  CHECK_THAT(message, Contains("CommunicationImplementation::AUTO"));
+  CHECK(nccl.backend->ranks_created() == 0);
+}
+
+TEST_CASE("one replica asked to use NCCL runs a communicator of one rank", "[actors][gpu][nccl]") {
+  EmulatedGpus gpus(1);
+  EmulatedNccl nccl;
+  Runtime rt({.logical_cpu_devices = 1});
+  MirroredStrategy strategy(rt, {"GPU:0"}, nccl_options());
+  auto result = strategy.run([] {
+    return get_replica_context().all_reduce(ReduceOp::MEAN, Tensor::full({5}, 3.0, DType::float32).to("GPU:0"))
+      .to("CPU:0");
+  });
+  CHECK(array_equal(result.values()[0], Tensor::full({5}, 3.0, DType::float32)));
+  CHECK(nccl.backend->ranks_created() == 1);
+  CHECK(nccl.backend->calls_run(NcclCall::Kind::all_reduce) == 1);
+}
+
+TEST_CASE("all_gather of GPU tensors: equal shapes through ncclAllGather, uneven rows through grouped broadcasts",
+          "[actors][gpu][nccl]") {
+  EmulatedGpus gpus(2);
+  EmulatedNccl nccl;
+  Runtime rt({.logical_cpu_devices = 1});
+  MirroredStrategy strategy(rt);
+  auto results = strategy.run([] {
+    auto& ctx = get_replica_context();
+    const int r = ctx.replica_id_in_sync_group();
+    // Equal: 2 x 2 each. Uneven: replica 0 sends 1 row, replica 1 sends 3.
+    const Tensor equal = Tensor::full({2, 2}, r + 1.0, DType::float32).to(gpu_of_replica());
+    const Tensor uneven = Tensor::full({r == 0 ? 1 : 3, 2}, (r + 1.0) * 10, DType::float32).to(gpu_of_replica());
+    auto gathered = ctx.all_gather(std::vector<Tensor>{equal, uneven}, 0);
+    return std::vector<Tensor>{gathered[0].to("CPU:0"), gathered[1].to("CPU:0")};
+  });
+  for (std::size_t r = 0; r < 2; ++r) {
+    CHECK(array_equal(results[0].values()[r],
+                      Tensor::from_vector(std::vector<float>{1, 1, 1, 1, 2, 2, 2, 2}).reshape({4, 2})));
+    CHECK(array_equal(results[1].values()[r],
+                      Tensor::from_vector(std::vector<float>{10, 10, 20, 20, 20, 20, 20, 20}).reshape({4, 2})));
+  }
+  CHECK(nccl.backend->calls_run(NcclCall::Kind::all_gather) == 1);
+  CHECK(nccl.backend->calls_run(NcclCall::Kind::broadcast) == 2);
+  CHECK(nccl.backend->groups_run() == 1);
+  CHECK(nccl.backend->misuse().empty());
+}
+
+TEST_CASE("mismatched collectives of GPU tensors fail on every replica before NCCL sees them",
+          "[actors][gpu][nccl]") {
+  EmulatedGpus gpus(2);
+  EmulatedNccl nccl;
+  Runtime rt({.logical_cpu_devices = 1});
+  MirroredStrategy strategy(rt);
+  const auto message = error_message_of([&] {
+    strategy.run([] {
+      const int n = get_replica_context().replica_id_in_sync_group() == 0 ? 4 : 5;
+      return get_replica_context().all_reduce(ReduceOp::SUM, Tensor::full({n}, 1.0, DType::float32).to(gpu_of_replica()));
+    });
+  });
+  CHECK_THAT(message, Contains("mismatched collectives"));
+  CHECK(nccl.backend->groups_run() == 0);
+  CHECK(nccl.backend->ranks_created() == 0);
+  CHECK(nccl.backend->misuse().empty());
+}
+
+TEST_CASE("an NCCL collective whose peers never arrive fails on every replica within its timeout, and the next "
+          "one runs on a new communicator",
+          "[actors][gpu][nccl]") {
+  EmulatedGpus gpus(2);
+  EmulatedNccl nccl;
+  Runtime rt({.logical_cpu_devices = 1});
+  MirroredStrategy strategy(rt, {}, nccl_options(0.3));
+  auto reduce = [] {
+    return get_replica_context().all_reduce(ReduceOp::SUM, Tensor::full({4}, 1.0, DType::float32).to(gpu_of_replica()))
+      .to("CPU:0");
+  };
+  CHECK(array_equal(strategy.run(reduce).values()[0], Tensor::full({4}, 2.0, DType::float32)));
+  nccl.backend->stall_gpu(1);
+  const auto start = std::chrono::steady_clock::now();
+  std::string message;
+  try {
+    strategy.run(reduce);
+  } catch (const std::exception& e) {
+    message = e.what();
+  }
+  const auto took = std::chrono::steady_clock::now() - start;
+  CHECK_THAT(message, Contains("did not get the collective going within 0.3s"));
+  CHECK_THAT(message, Contains("the communicator was aborted"));
+  CHECK(took < std::chrono::seconds{10});  // the timeout, not a hang
+  CHECK(nccl.backend->ranks_aborted() == 2);
+  nccl.backend->stall_gpu(1, false);
+  // The devices stay usable, and the next collective makes a new communicator.
+  CHECK(array_equal(strategy.run(reduce).values()[1], Tensor::full({4}, 2.0, DType::float32)));
+  CHECK(nccl.backend->ranks_created() == 4);
+  CHECK(nccl.backend->misuse().empty());
+}
+
+TEST_CASE("an NCCL mean of integer GPU tensors is refused, naming the fix", "[actors][gpu][nccl]") {
+  EmulatedGpus gpus(2);
+  EmulatedNccl nccl;
+  Runtime rt({.logical_cpu_devices = 1});
+  MirroredStrategy strategy(rt);
+  const auto message = error_message_of([&] {
+    strategy.run([] {
+      return get_replica_context().all_reduce(ReduceOp::MEAN, Tensor::full({2}, 1, DType::int32).to(gpu_of_replica()));
+    });
+  });
+  CHECK_THAT(message, Contains("NCCL averages floating-point values only"));
+}

@@ -1,0 +1,133 @@
+// Collectives of GPU tensors across workers through NCCL, with several
+// workers in one process over simulated links, on emulated GPUs and NCCL:
+// the workers agree on each collective (fingerprints, and rank 0's
+// communicator) before NCCL sees it.
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "support/emulated_gpus.hpp"
+#include "support/replica_errors.hpp"
+#include "support/simulated_cluster.hpp"
+
+using namespace troupe;
+using namespace troupe::internal;
+using Catch::Matchers::Contains;
+using troupe::testing::require_all_ok;
+using troupe::testing::what;
+using troupe::testing::EmulatedGpus;
+using troupe::testing::EmulatedNccl;
+using troupe::testing::SimulatedCluster;
+
+namespace {
+
+constexpr int workers = 2;
+constexpr int replicas = 2;
+
+CollectiveRequest request(CollectiveKind kind, ReduceOp op, std::vector<Tensor> tensors) {
+  CollectiveRequest r;
+  r.kind = kind;
+  r.op = op;
+  r.tensors = std::move(tensors);
+  return r;
+}
+
+GroupOptions options(double timeout_seconds = 30) {
+  GroupOptions o;
+  o.timeout_seconds = timeout_seconds;
+  o.cluster = CrossWorkerSetup{};
+  return o;
+}
+
+// Worker w's replica r runs on its own card: GPU:(w * replicas + r).
+SimulatedCluster::DeviceOf own_gpus(Runtime& rt) {
+  return [&rt](int w, int r) { return rt.resolve_device("GPU:" + std::to_string(w * replicas + r)); };
+}
+
+} // namespace
+
+TEST_CASE("workers all-reduce, broadcast and all-gather GPU tensors through one NCCL communicator",
+          "[actors][gpu][nccl][cluster]") {
+  EmulatedGpus gpus(workers * replicas);
+  EmulatedNccl nccl;
+  {
+    Runtime rt({.logical_cpu_devices = 1});
+    SimulatedCluster cluster(rt, workers, replicas, options(), own_gpus(rt));
+    auto errors = cluster.run([&](int w, int r, ReplicaHandle& h) {
+      const int g = w * replicas + r;
+      const std::string device = "GPU:" + std::to_string(g);
+      auto sum = h.collective(request(CollectiveKind::all_reduce, ReduceOp::SUM,
+                                      {Tensor::full({300}, g + 1.0, DType::float32).to(device)}));
+      REQUIRE(sum.tensors.at(0).device().short_name() == device);
+      REQUIRE(sum.tensors.at(0).to("CPU:0").to_vector<float>() == std::vector<float>(300, 10.0f));
+      auto mean = h.collective(request(CollectiveKind::all_reduce, ReduceOp::MEAN,
+                                       {Tensor::full({3}, 2.0 * g, DType::float32).to(device)}));
+      REQUIRE(mean.tensors.at(0).to("CPU:0").to_vector<float>() == std::vector<float>(3, 3.0f));
+      auto first = h.collective(request(CollectiveKind::broadcast, ReduceOp::SUM,
+                                        {Tensor::full({2}, g + 7.0, DType::float32).to(device)}));
+      REQUIRE(first.tensors.at(0).to("CPU:0").to_vector<float>() == std::vector<float>(2, 7.0f));
+      auto gathered = h.collective(request(CollectiveKind::all_gather, ReduceOp::SUM,
+                                           {Tensor::full({1, 2}, g, DType::int32).to(device)}));
+      REQUIRE(gathered.tensors.at(0).shape() == Shape{4, 2});
+      REQUIRE(gathered.tensors.at(0).to("CPU:0").to_vector<int32_t>() == std::vector<int32_t>{0, 0, 1, 1, 2, 2, 3, 3});
+    });
+    require_all_ok(errors);
+    // Rank 0 named one communicator for all four collectives; each GPU joined it once.
+    CHECK(nccl.backend->unique_ids() == 1);
+    CHECK(nccl.backend->ranks_created() == workers * replicas);
+    CHECK(nccl.backend->groups_run() == 4);
+  }
+  CHECK(nccl.backend->ranks_alive() == 0);
+  CHECK(nccl.backend->misuse().empty());
+  CHECK(gpus.backend->misuse().empty());
+}
+
+TEST_CASE("workers that issue mismatched GPU collectives fail on every worker before NCCL sees them",
+          "[actors][gpu][nccl][cluster]") {
+  EmulatedGpus gpus(workers * replicas);
+  EmulatedNccl nccl;
+  Runtime rt({.logical_cpu_devices = 1});
+  SimulatedCluster cluster(rt, workers, replicas, options(), own_gpus(rt));
+  auto errors = cluster.run([&](int w, int r, ReplicaHandle& h) {
+    const std::string device = "GPU:" + std::to_string(w * replicas + r);
+    (void) h.collective(request(CollectiveKind::all_reduce, ReduceOp::SUM,
+                                {Tensor::full({w == 0 ? 4 : 5}, 1.0, DType::float32).to(device)}));
+  });
+  for (const auto& worker : errors)
+    for (const auto& e : worker) {
+      REQUIRE(e);
+      CHECK_THAT(what(e), Contains("mismatched collectives"));
+    }
+  CHECK(nccl.backend->ranks_created() == 0);
+  CHECK(nccl.backend->groups_run() == 0);
+}
+
+TEST_CASE("an NCCL collective across workers that cannot complete fails everywhere within its timeout, and the "
+          "next one runs on a communicator rank 0 names anew",
+          "[actors][gpu][nccl][cluster]") {
+  EmulatedGpus gpus(workers * replicas);
+  EmulatedNccl nccl;
+  Runtime rt({.logical_cpu_devices = 1});
+  SimulatedCluster cluster(rt, workers, replicas, options(0.3), own_gpus(rt));
+  auto reduce = [&](int w, int r, ReplicaHandle& h) {
+    const std::string device = "GPU:" + std::to_string(w * replicas + r);
+    auto sum = h.collective(request(CollectiveKind::all_reduce, ReduceOp::SUM,
+                                    {Tensor::full({4}, 1.0, DType::float32).to(device)}));
+    REQUIRE(sum.tensors.at(0).to("CPU:0").to_vector<float>() == std::vector<float>(4, 4.0f));
+  };
+  require_all_ok(cluster.run(reduce));
+  nccl.backend->stall_gpu(3);  // worker 1's second replica never gets going
+  auto errors = cluster.run(reduce);
+  for (const auto& worker : errors)
+    for (const auto& e : worker) {
+      REQUIRE(e);
+      CHECK_THAT(what(e), Contains("did not get the collective going within 0.3s"));
+    }
+  nccl.backend->stall_gpu(3, false);
+  require_all_ok(cluster.run(reduce));
+  CHECK(nccl.backend->unique_ids() == 2);
+  CHECK(nccl.backend->ranks_created() == 2 * workers * replicas);
+  CHECK(nccl.backend->misuse().empty());
+}
