@@ -148,7 +148,8 @@ std::shared_ptr<FiberCollective> GpuCollectives::nccl_plan(CollectiveKind kind, 
   return std::make_shared<NcclCollective>(std::move(plan), std::move(inputs), setup_.devices);
 }
 
-void GpuCollectives::failed(const std::string& name, const std::string& why) {
+void GpuCollectives::failed(const std::string& failed_name, const std::string& why) {
+  const std::string name = failed_name;  // it may be current_'s own, reset below
   if (current_ && current_->name == name) {
     current_.reset();
     ++generation_;

@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -130,4 +132,35 @@ TEST_CASE("an NCCL collective across workers that cannot complete fails everywhe
   CHECK(nccl.backend->unique_ids() == 2);
   CHECK(nccl.backend->ranks_created() == 2 * workers * replicas);
   CHECK(nccl.backend->misuse().empty());
+}
+
+TEST_CASE("a worker lost while the others wait in NCCL fails the collective on every survivor at once, naming it",
+          "[actors][gpu][nccl][cluster]") {
+  EmulatedGpus gpus(workers * replicas);
+  EmulatedNccl nccl;
+  Runtime rt({.logical_cpu_devices = 1});
+  // A timeout far beyond the test's bound: the loss, not the timeout, ends it.
+  SimulatedCluster cluster(rt, workers, replicas, options(60), own_gpus(rt));
+  nccl.backend->stall_gpu(3);  // the collective cannot complete in NCCL
+  const auto start = std::chrono::steady_clock::now();
+  auto running = std::async(std::launch::async, [&] {
+    return cluster.run([&](int w, int r, ReplicaHandle& h) {
+      const std::string device = "GPU:" + std::to_string(w * replicas + r);
+      (void) h.collective(request(CollectiveKind::all_reduce, ReduceOp::SUM,
+                                  {Tensor::full({4}, 1.0, DType::float32).to(device)}));
+    });
+  });
+  // Every rank issued its group: the workers agreed and wait in NCCL.
+  REQUIRE(nccl.backend->wait_for_issued(workers * replicas, std::chrono::seconds{20}));
+  cluster.cut(1, "the test cut it off");
+  REQUIRE(running.wait_for(std::chrono::seconds{20}) == std::future_status::ready);
+  auto errors = running.get();
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds{20});
+  for (int r = 0; r < replicas; ++r) {
+    REQUIRE(errors[0][static_cast<std::size_t>(r)]);
+    CHECK_THAT(what(errors[0][static_cast<std::size_t>(r)]), Contains("task worker:1 was lost"));
+    REQUIRE(errors[1][static_cast<std::size_t>(r)]);
+    CHECK_THAT(what(errors[1][static_cast<std::size_t>(r)]), Contains("task worker:0 was lost"));
+  }
+  CHECK(nccl.backend->ranks_aborted() == workers * replicas);
 }

@@ -165,6 +165,8 @@ NcclState EmulatedNcclBackend::enqueue(int gpu, internal::NcclComm handle, inter
   if (!joined || rank->done < rank->issued)
     note("a group of NCCL calls issued while the communicator was still in progress");
   const std::size_t index = rank->issued++;
+  ++groups_issued_;
+  issued_.notify_all();
   if (comm.groups.size() <= index)
     comm.groups.resize(index + 1, std::vector<std::optional<std::vector<NcclCall>>>(
                                     static_cast<std::size_t>(comm.ranks)));
@@ -305,6 +307,11 @@ int EmulatedNcclBackend::unique_ids() const {
 std::string EmulatedNcclBackend::misuse() const {
   std::lock_guard<std::mutex> guard{mutex_};
   return misuse_;
+}
+
+bool EmulatedNcclBackend::wait_for_issued(int groups, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock{mutex_};
+  return issued_.wait_for(lock, timeout, [&] { return groups_issued_ >= groups; });
 }
 
 void EmulatedNcclBackend::stall_gpu(int gpu, bool stalled) {

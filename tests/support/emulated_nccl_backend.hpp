@@ -1,6 +1,8 @@
 #pragma once
 
 #include <array>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -60,6 +62,9 @@ public:
   /// What real NCCL would not survive (mismatched groups, a call on an
   /// aborted or unknown communicator); empty when troupe used it right.
   [[nodiscard]] std::string misuse() const;
+  /// Waits until `groups` groups were issued in all (counted per rank), or
+  /// `timeout` passed; returns whether they were.
+  [[nodiscard]] bool wait_for_issued(int groups, std::chrono::milliseconds timeout);
   /// While stalled, groups that involve `gpu` never complete: the ranks stay
   /// in_progress, as ranks whose peer never arrives.
   void stall_gpu(int gpu, bool stalled = true);
@@ -80,6 +85,8 @@ private:
   int ranks_created_ = 0;
   int ranks_aborted_ = 0;
   int groups_run_ = 0;
+  int groups_issued_ = 0;
+  std::condition_variable issued_;
   std::map<internal::NcclCall::Kind, int> calls_run_;
   std::string misuse_;
 };
