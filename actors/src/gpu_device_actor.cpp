@@ -26,7 +26,13 @@ private:
 
 GpuDeviceActor::GpuDeviceActor(caf::actor_config& cfg, GpuDeviceSetup setup)
   : caf::event_based_actor(cfg), setup_(std::move(setup)), stream_(setup_.stream),
-    nccl_(this, setup_.name, setup_.gpu, setup_.stream, *setup_.backend) {
+    nccl_(this, setup_.name, setup_.gpu, setup_.stream, *setup_.backend, [this](const std::string& why) {
+      // Whatever is in flight may read what the aborted collectives left.
+      std::lock_guard<std::mutex> guard{lost_->mutex};
+      lost_->through = next_sequence_;
+      lost_->why = why;
+      lost_->unreported = true;
+    }) {
   staging_ = std::make_unique<CachingDeviceAllocator>(setup_.name + " host staging",
                                                       std::make_unique<PinnedHostMemory>(*setup_.backend));
 }
@@ -46,7 +52,9 @@ caf::behavior GpuDeviceActor::make_behavior() {
       in_order([this, launch = std::move(msg)]() mutable { enqueue_kernel(launch); });
     },
     [this](NcclGroupMsg& msg) {
-      in_order([this, group = std::move(msg)]() mutable { nccl_.start(std::move(group), failure_); });
+      in_order([this, group = std::move(msg)]() mutable {
+        nccl_.start(std::move(group), failure_.empty() ? take_lost() : failure_);
+      });
     },
     [this](GpuStreamDoneMsg& msg) { finish(msg); },
     [this](const NcclPollMsg&) {
@@ -60,6 +68,14 @@ caf::behavior GpuDeviceActor::make_behavior() {
     [this](const NcclGroupDoneMsg& msg) { nccl_.group_done(msg.serial); },
     [this](const NcclWatchdogMsg& msg) { nccl_.watchdog(msg.serial); },
   };
+}
+
+std::string GpuDeviceActor::take_lost() {
+  std::lock_guard<std::mutex> guard{lost_->mutex};
+  if (!lost_->unreported)
+    return {};
+  lost_->unreported = false;
+  return lost_->why;
 }
 
 void GpuDeviceActor::run_held() {
@@ -80,7 +96,7 @@ void GpuDeviceActor::enqueue_kernel(GpuLaunchMsg& msg) {
     }
   }
   if (msg.confirm != nullptr) {
-    msg.confirm->error = failure_.empty() ? nccl_.take_lost() : failure_;
+    msg.confirm->error = failure_.empty() ? take_lost() : failure_;
     msg.confirm->done.set();
   }
 }
@@ -93,7 +109,7 @@ void GpuDeviceActor::start(GpuTransfer& transfer, std::shared_ptr<GpuTransfer> o
   }
   if (!owned) {
     // A caller waits: it learns of a collective lost on the GPU (once).
-    if (auto lost = nccl_.take_lost(); !lost.empty()) {
+    if (auto lost = take_lost(); !lost.empty()) {
       transfer.error = lost;
       transfer.done.set();
       return;
@@ -131,11 +147,19 @@ void GpuDeviceActor::start(GpuTransfer& transfer, std::shared_ptr<GpuTransfer> o
     GpuTransfer* waiter = entry.owned ? nullptr : &transfer;
     backend.notify_when_done(setup_.gpu, stream_,
                              [self = caf::actor_cast<caf::actor>(this), sequence = entry.sequence, waiter,
-                              staging = entry.staging, name = setup_.name](const std::string& error) {
+                              staging = entry.staging, name = setup_.name, lost = lost_](const std::string& error) {
                                if (waiter != nullptr) {
-                                 if (error.empty() && waiter->kind == GpuTransfer::Kind::to_host)
+                                 std::string failed = error.empty() ? std::string{} : name + ": the stream failed: " + error;
+                                 if (failed.empty()) {
+                                   std::lock_guard<std::mutex> guard{lost->mutex};
+                                   if (sequence <= lost->through) {
+                                     failed = lost->why;
+                                     lost->unreported = false;
+                                   }
+                                 }
+                                 if (failed.empty() && waiter->kind == GpuTransfer::Kind::to_host)
                                    std::memcpy(waiter->dst, staging, waiter->bytes);
-                                 waiter->error = error.empty() ? std::string{} : name + ": the stream failed: " + error;
+                                 waiter->error = std::move(failed);
                                  waiter->done.set();  // the caller may free it now
                                }
                                caf::anon_send(self, GpuStreamDoneMsg{sequence, error});

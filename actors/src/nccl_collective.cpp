@@ -123,6 +123,7 @@ std::vector<Tensor> NcclCollective::run(int replica, const std::function<void(co
   group.keep_alive = std::move(buffers);
   group.what = plan_.what;
   group.timeout = plan_.timeout;
+  group.on_communicator_end = plan_.on_failure;
   try {
     gpu->nccl(std::move(group));
   } catch (const std::exception& e) {

@@ -32,8 +32,9 @@ void answer(GpuTransfer* confirm, std::string error) {
 } // namespace
 
 NcclDriver::NcclDriver(caf::event_based_actor* self, std::string device, int gpu, GpuStream stream,
-                       GpuBackend& gpu_backend)
-  : self_(self), device_(std::move(device)), gpu_(gpu), stream_(stream), gpu_backend_(gpu_backend) {
+                       GpuBackend& gpu_backend, std::function<void(const std::string&)> on_lost)
+  : self_(self), device_(std::move(device)), gpu_(gpu), stream_(stream), gpu_backend_(gpu_backend),
+    on_lost_(std::move(on_lost)) {
 }
 
 NcclDriver::~NcclDriver() {
@@ -45,10 +46,6 @@ void NcclDriver::start(NcclGroupMsg msg, const std::string& device_failure) {
     answer(msg.confirm, device_failure);
     return;
   }
-  if (auto lost = take_lost(); !lost.empty()) {
-    answer(msg.confirm, lost);
-    return;
-  }
   const auto& spec = msg.communicator;
   auto it = communicators_.find(spec.name);
   if (it == communicators_.end()) {
@@ -57,6 +54,7 @@ void NcclDriver::start(NcclGroupMsg msg, const std::string& device_failure) {
       created.comm = nccl_backend().init_rank(gpu_, spec.id, spec.ranks, spec.rank);
       created.rank = spec.rank;
       created.ranks = spec.ranks;
+      created.on_end = msg.on_communicator_end;
       communicators_.emplace(spec.name, created);
       TROUPE_LOG(debug, "coll") << device_ << ": NCCL communicator " << spec.name << ", rank " << spec.rank
                                 << " of " << spec.ranks;
@@ -92,7 +90,7 @@ void NcclDriver::advance() {
       succeed();
       return;
     case NcclState::failed:
-      fail_waiting("NCCL failed: " + error);
+      fail_waiting("NCCL failed: " + error, true);
       return;
     case NcclState::in_progress:
       break;
@@ -102,7 +100,8 @@ void NcclDriver::advance() {
                  + std::to_string(communicator.rank) + " of communicator " + name + " waited for the other "
                  + std::to_string(communicator.ranks - 1)
                  + " ranks; the communicator was aborted. Every participant must reach the same collectives; "
-                   "if the step is legitimately slow, raise CommunicationOptions.timeout_seconds");
+                   "if the step is legitimately slow, raise CommunicationOptions.timeout_seconds",
+                 true);
     return;
   }
   self_->delayed_send(self_, waiting.delay, NcclPollMsg{});
@@ -112,90 +111,115 @@ void NcclDriver::advance() {
 void NcclDriver::succeed() {
   auto waiting = std::move(*waiting_);
   waiting_.reset();
-  const auto& name = waiting.msg.communicator.name;
   const uint64_t serial = ++next_serial_;
-  running_[serial] = name;
-  ++communicators_.at(name).running;
-  try {
-    gpu_backend_.notify_when_done(gpu_, stream_, [self = caf::actor_cast<caf::actor>(self_), serial](const std::string&) {
-      caf::anon_send(self, NcclGroupDoneMsg{serial});
-    });
-    self_->delayed_send(self_, waiting.msg.timeout, NcclWatchdogMsg{serial});
-  } catch (const std::exception& e) {
-    // Without a completion to watch, a hang could not be told: give it up now.
-    end(name);
-    answer(waiting.msg.confirm, waiting.msg.what + " on " + device_ + ": " + e.what());
-    return;
+  communicators_.at(waiting.msg.communicator.name).last_serial = serial;
+  latest_timeout_ = waiting.msg.timeout;
+  if (!watching_) {
+    try {
+      watch(serial, waiting.msg.timeout);
+    } catch (const std::exception& e) {
+      // Without a completion to watch, a hang could not be told: give it up now.
+      end(waiting.msg.communicator.name, e.what(), true);
+      answer(waiting.msg.confirm, waiting.msg.what + " on " + device_ + ": " + e.what());
+      return;
+    }
   }
   answer(waiting.msg.confirm, "");
 }
 
-void NcclDriver::fail_waiting(const std::string& why) {
+void NcclDriver::watch(uint64_t serial, std::chrono::nanoseconds timeout) {
+  gpu_backend_.notify_when_done(gpu_, stream_, [self = caf::actor_cast<caf::actor>(self_), serial](const std::string&) {
+    caf::anon_send(self, NcclGroupDoneMsg{serial});
+  });
+  watching_ = serial;
+  self_->delayed_send(self_, timeout, NcclWatchdogMsg{serial});
+}
+
+void NcclDriver::fail_waiting(const std::string& why, bool tell_group) {
   auto waiting = std::move(*waiting_);
   waiting_.reset();
-  end(waiting.msg.communicator.name);
+  end(waiting.msg.communicator.name, why, tell_group);
   answer(waiting.msg.confirm, waiting.msg.what + " on " + device_ + ": " + why);
 }
 
 void NcclDriver::group_done(uint64_t serial) {
-  auto it = running_.find(serial);
-  if (it == running_.end())
-    return;  // its communicator was aborted
-  if (auto c = communicators_.find(it->second); c != communicators_.end())
-    --c->second.running;
-  running_.erase(it);
+  finished_serial_ = std::max(finished_serial_, serial);
+  if (watching_ != serial)
+    return;
+  watching_.reset();
+  if (next_serial_ > finished_serial_) {
+    try {
+      watch(next_serial_, latest_timeout_);
+    } catch (const std::exception& e) {
+      lose(device_ + ": NCCL collectives could no longer be watched: " + e.what());
+      stop_before_stream();
+    }
+  }
 }
 
 void NcclDriver::watchdog(uint64_t serial) {
-  auto it = running_.find(serial);
-  if (it == running_.end())
+  if (finished_serial_ >= serial || watching_ != serial)
     return;  // finished in time
-  const std::string name = it->second;
-  lost_ = device_ + ": a collective on NCCL communicator " + name
-          + " did not finish on the GPU within its timeout (a peer stopped taking part); the communicator was "
-            "aborted, and the values computed from that collective on are lost";
-  TROUPE_LOG(warning, "coll") << lost_;
-  end(name);
+  watching_.reset();
+  std::vector<std::string> hung;
+  for (const auto& [name, communicator] : communicators_)
+    if (running(communicator))
+      hung.push_back(name);
+  std::string names;
+  for (const auto& name : hung)
+    names += (names.empty() ? "" : ", ") + name;
+  const std::string why = device_ + ": a collective on NCCL communicator " + names
+                          + " did not finish on the GPU within its timeout (a peer stopped taking part); the "
+                            "communicator was aborted, and the values computed from that collective on are lost";
+  lose(why);
+  for (const auto& name : hung)
+    end(name, why, true);
+  // The aborted kernels return: the stream's callback for `serial` comes, and
+  // re-arms the watch for what was issued since.
 }
 
 void NcclDriver::abort(const std::string& name, const std::string& why) {
   if (waiting_ && waiting_->msg.communicator.name == name) {
-    fail_waiting(why);
+    fail_waiting(why, false);
     return;
   }
   auto it = communicators_.find(name);
   if (it == communicators_.end())
     return;
-  if (it->second.running > 0)
-    lost_ = device_ + ": a collective on NCCL communicator " + name + " was aborted on the GPU: " + why;
-  end(name);
+  if (running(it->second))
+    lose(device_ + ": a collective on NCCL communicator " + name + " was aborted on the GPU: " + why);
+  end(name, why, false);
 }
 
-std::string NcclDriver::take_lost() {
-  return std::exchange(lost_, std::string{});
+void NcclDriver::lose(const std::string& why) {
+  TROUPE_LOG(warning, "coll") << why;
+  on_lost_(why);
 }
 
-void NcclDriver::end(const std::string& name) noexcept {
+void NcclDriver::end(const std::string& name, const std::string& why, bool tell_group) noexcept {
   auto it = communicators_.find(name);
   if (it == communicators_.end())
     return;
+  // The group names a new communicator for its next collective, and aborts
+  // the other local ranks of this one. Told first: whoever learns of the
+  // abort next (a waiter on this stream) then reaches the group after it.
+  if (tell_group && it->second.on_end)
+    it->second.on_end(name, why);
   nccl_backend().abort(it->second.comm);
   communicators_.erase(it);
-  for (auto r = running_.begin(); r != running_.end();)
-    r = r->second == name ? running_.erase(r) : std::next(r);
 }
 
 void NcclDriver::stop_before_stream() {
   if (waiting_)
-    fail_waiting(device_ + "'s device actor stopped (its Runtime is being destroyed)");
+    fail_waiting(device_ + "'s device actor stopped (its Runtime is being destroyed)", false);
   // A group still running may wait for a peer that never comes: the stream
   // would never drain.
   std::vector<std::string> running;
   for (const auto& [name, communicator] : communicators_)
-    if (communicator.running > 0)
+    if (this->running(communicator))
       running.push_back(name);
   for (const auto& name : running)
-    end(name);
+    end(name, "", false);
 }
 
 void NcclDriver::stop_after_stream() noexcept {
@@ -205,7 +229,6 @@ void NcclDriver::stop_after_stream() noexcept {
   for (auto& [name, communicator] : communicators_)
     nccl_backend().abort(communicator.comm);
   communicators_.clear();
-  running_.clear();
 }
 
 } // namespace troupe::internal

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <future>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -209,4 +210,38 @@ TEST_CASE("an NCCL mean of integer GPU tensors is refused, naming the fix", "[ac
     });
   });
   CHECK_THAT(message, Contains("NCCL averages floating-point values only"));
+}
+
+TEST_CASE("an NCCL collective that hangs on the GPU is aborted at its timeout, and a copy back queued behind it "
+          "fails instead of returning what the aborted collective left",
+          "[actors][gpu][nccl]") {
+  EmulatedGpus gpus(2);
+  EmulatedNccl nccl;
+  Runtime rt({.logical_cpu_devices = 1});
+  MirroredStrategy strategy(rt, {}, nccl_options(0.3));
+  auto reduce = [] {
+    return get_replica_context().all_reduce(ReduceOp::SUM, Tensor::full({4}, 1.0, DType::float32).to(gpu_of_replica()))
+      .to("CPU:0");
+  };
+  CHECK(array_equal(strategy.run(reduce).values()[0], Tensor::full({4}, 2.0, DType::float32)));
+  // The streams never report the next collective done: it hangs on the GPU,
+  // with each replica's copy back queued behind it.
+  gpus.backend->hold_completions(true);
+  auto running = std::async(std::launch::async, [&] {
+    try {
+      (void) strategy.run(reduce);
+    } catch (const std::exception& e) {
+      return std::string{e.what()};
+    }
+    return std::string{"the copies back returned"};
+  });
+  const bool aborted = nccl.backend->wait_for_aborted(2, std::chrono::seconds{20});
+  gpus.backend->hold_completions(false);  // the aborted kernels return
+  REQUIRE(aborted);
+  REQUIRE(running.wait_for(std::chrono::seconds{20}) == std::future_status::ready);
+  CHECK_THAT(running.get(), Contains("did not finish on the GPU within its timeout"));
+  // Reported once: the devices stay usable, on a new communicator.
+  CHECK(array_equal(strategy.run(reduce).values()[1], Tensor::full({4}, 2.0, DType::float32)));
+  CHECK(nccl.backend->ranks_created() == 4);
+  CHECK(nccl.backend->misuse().empty());
 }

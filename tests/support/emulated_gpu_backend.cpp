@@ -166,7 +166,7 @@ int EmulatedGpuBackend::events_alive() const {
 void EmulatedGpuBackend::deliver() {
   std::unique_lock<std::mutex> lock{mutex_};
   for (;;) {
-    wake_.wait(lock, [&] { return stopping_ || !completions_.empty(); });
+    wake_.wait(lock, [&] { return stopping_ || (!completions_.empty() && !held_); });
     if (completions_.empty())
       return;
     auto next = std::move(completions_.front());
@@ -243,6 +243,14 @@ std::string EmulatedGpuBackend::misuse() const {
 void EmulatedGpuBackend::fail_next_copy() {
   std::lock_guard<std::mutex> guard{mutex_};
   fail_next_copy_ = true;
+}
+
+void EmulatedGpuBackend::hold_completions(bool held) {
+  {
+    std::lock_guard<std::mutex> guard{mutex_};
+    held_ = held;
+  }
+  wake_.notify_all();
 }
 
 void EmulatedGpuBackend::fail_streams_from_now(std::string error) {

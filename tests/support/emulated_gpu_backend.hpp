@@ -66,6 +66,11 @@ public:
 
   /// The next copy_async throws, as a failed cudaMemcpyAsync does.
   void fail_next_copy();
+  /// While held, no stream reports its work done (notify_when_done's
+  /// callbacks wait), as a stream stuck behind a kernel that never ends.
+  /// Release before the Runtime goes: a stream is destroyed once its
+  /// callbacks ran.
+  void hold_completions(bool held);
   /// From the next notify_when_done on, every one reports `error` as the
   /// stream's error, as CUDA does after a sticky error (a faulting kernel).
   void fail_streams_from_now(std::string error);
@@ -103,6 +108,7 @@ private:
   std::condition_variable wake_;
   std::deque<std::function<void()>> completions_;
   bool delivering_ = false;
+  bool held_ = false;
   std::condition_variable idle_;  // no completion queued or running
   bool stopping_ = false;
   std::thread deliverer_;

@@ -166,7 +166,7 @@ NcclState EmulatedNcclBackend::enqueue(int gpu, internal::NcclComm handle, inter
     note("a group of NCCL calls issued while the communicator was still in progress");
   const std::size_t index = rank->issued++;
   ++groups_issued_;
-  issued_.notify_all();
+  changed_.notify_all();
   if (comm.groups.size() <= index)
     comm.groups.resize(index + 1, std::vector<std::optional<std::vector<NcclCall>>>(
                                     static_cast<std::size_t>(comm.ranks)));
@@ -258,6 +258,7 @@ void EmulatedNcclBackend::abort(internal::NcclComm handle) noexcept {
   ranks_.erase(rank);
   ++ranks_aborted_;
   delete rank;
+  changed_.notify_all();
 }
 
 void EmulatedNcclBackend::destroy(internal::NcclComm handle) noexcept {
@@ -311,7 +312,12 @@ std::string EmulatedNcclBackend::misuse() const {
 
 bool EmulatedNcclBackend::wait_for_issued(int groups, std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock{mutex_};
-  return issued_.wait_for(lock, timeout, [&] { return groups_issued_ >= groups; });
+  return changed_.wait_for(lock, timeout, [&] { return groups_issued_ >= groups; });
+}
+
+bool EmulatedNcclBackend::wait_for_aborted(int ranks, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock{mutex_};
+  return changed_.wait_for(lock, timeout, [&] { return ranks_aborted_ >= ranks; });
 }
 
 void EmulatedNcclBackend::stall_gpu(int gpu, bool stalled) {

@@ -65,6 +65,8 @@ public:
   /// Waits until `groups` groups were issued in all (counted per rank), or
   /// `timeout` passed; returns whether they were.
   [[nodiscard]] bool wait_for_issued(int groups, std::chrono::milliseconds timeout);
+  /// Waits until `ranks` ranks were aborted in all, or `timeout` passed.
+  [[nodiscard]] bool wait_for_aborted(int ranks, std::chrono::milliseconds timeout);
   /// While stalled, groups that involve `gpu` never complete: the ranks stay
   /// in_progress, as ranks whose peer never arrives.
   void stall_gpu(int gpu, bool stalled = true);
@@ -86,7 +88,7 @@ private:
   int ranks_aborted_ = 0;
   int groups_run_ = 0;
   int groups_issued_ = 0;
-  std::condition_variable issued_;
+  std::condition_variable changed_;  ///< a group issued, a rank aborted
   std::map<internal::NcclCall::Kind, int> calls_run_;
   std::string misuse_;
 };

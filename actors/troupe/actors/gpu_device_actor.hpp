@@ -5,6 +5,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include <caf/allowed_unsafe_message_type.hpp>
@@ -134,6 +135,20 @@ private:
   std::deque<InFlight> in_flight_;
   uint64_t next_sequence_ = 0;
   GpuLibraryHandles handles_;
+  /// NCCL collectives lost on the stream (NcclDriver): transfers up to
+  /// `through` (sequence numbers) fail with `why` when the backend reports
+  /// them done; if none of them was waited for (`unreported`), the next
+  /// waited transfer, confirmed launch or collective fails instead. Shared
+  /// with the backend's callbacks.
+  struct Lost {
+    std::mutex mutex;
+    uint64_t through = 0;
+    std::string why;
+    bool unreported = false;
+  };
+  /// `why`, once, if collectives were lost and nobody was told yet; else "".
+  std::string take_lost();
+  std::shared_ptr<Lost> lost_ = std::make_shared<Lost>();
   NcclDriver nccl_;
   std::deque<std::function<void()>> held_;  ///< stream work behind an NCCL group
   /// Why this GPU's results are lost ("" while they are not).

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,14 +28,24 @@ namespace troupe::internal {
 /// A group that cannot get onto the stream within its timeout, or whose
 /// communicator is aborted (NcclAbortMsg: a peer is gone), fails its caller,
 /// and the communicator is aborted: the next group names a new one. A group
-/// that got onto the stream but does not finish on the GPU within its
-/// timeout (a peer hangs) is aborted too; its caller already has its output
-/// tensors, so the next waited transfer or collective on the device fails
-/// with the reason, once: the device stays usable.
+/// that got onto the stream but does not finish on the GPU (a peer hangs) is
+/// aborted too, with every communicator that has groups on the stream; its
+/// caller already has its output tensors, so the transfers in flight fail
+/// with the reason (the actor's on_lost), or else the next waited one does,
+/// once: the device stays usable. A communicator the driver gives up on its
+/// own is reported to its group (NcclGroupMsg::on_communicator_end), which
+/// names a new one for the next collective. One group at a time is watched (a completion callback and a
+/// timer), the latest issued when the watch is armed: the stream runs in
+/// order, so its completion covers every group before it, and a hang is
+/// found within twice the timeout at most, without a callback and a timer
+/// per collective.
 class NcclDriver {
 public:
+  /// `on_lost` is told when collectives on the stream were lost: the actor
+  /// fails the transfers in flight (they may read what the aborted
+  /// collectives left), or else the next one waited for.
   NcclDriver(caf::event_based_actor* self, std::string device, int gpu, GpuStream stream,
-             GpuBackend& gpu_backend);
+             GpuBackend& gpu_backend, std::function<void(const std::string&)> on_lost);
   ~NcclDriver();
   NcclDriver(const NcclDriver&) = delete;
   NcclDriver& operator=(const NcclDriver&) = delete;
@@ -42,17 +53,13 @@ public:
   /// A group waits to get onto the stream: hold back other stream work.
   [[nodiscard]] bool busy() const noexcept { return waiting_.has_value(); }
 
-  /// Starts msg (the driver must not be busy); `device_failure` is the
-  /// device's sticky failure, which fails it at once.
+  /// Starts msg (the driver must not be busy); a non-empty `device_failure`
+  /// (the device's sticky failure, or collectives lost before) fails it at once.
   void start(NcclGroupMsg msg, const std::string& device_failure);
   void poll();
   void group_done(uint64_t serial);
   void watchdog(uint64_t serial);
   void abort(const std::string& name, const std::string& why);
-
-  /// Why a collective whose outputs were handed out was lost on the GPU; ""
-  /// when none was. Reading it clears it: it is reported once.
-  [[nodiscard]] std::string take_lost();
 
   /// Before the actor waits for its stream: aborts what may never finish.
   void stop_before_stream();
@@ -64,7 +71,8 @@ private:
     NcclComm comm = nullptr;
     int rank = 0;
     int ranks = 1;
-    int running = 0;  ///< groups on the stream, not known to be finished
+    uint64_t last_serial = 0;  ///< of its latest group on the stream
+    std::function<void(const std::string&, const std::string&)> on_end;
   };
   struct Waiting {
     NcclGroupMsg msg;
@@ -75,19 +83,30 @@ private:
 
   void advance();
   void succeed();
-  void fail_waiting(const std::string& why);
-  void end(const std::string& name) noexcept;
+  /// `tell_group`: the driver itself gave the communicator up (not told to).
+  void fail_waiting(const std::string& why, bool tell_group);
+  void end(const std::string& name, const std::string& why, bool tell_group) noexcept;
+  /// Collectives on the stream are lost, for `why`: tells the actor.
+  void lose(const std::string& why);
+  /// Watches group `serial` (the latest issued) for completion and a hang.
+  void watch(uint64_t serial, std::chrono::nanoseconds timeout);
+  /// Whether `communicator` may still have groups running on the stream.
+  [[nodiscard]] bool running(const Communicator& communicator) const noexcept {
+    return communicator.last_serial > finished_serial_;
+  }
 
   caf::event_based_actor* self_;
   std::string device_;
   int gpu_;
   GpuStream stream_;
   GpuBackend& gpu_backend_;
+  std::function<void(const std::string&)> on_lost_;
   std::map<std::string, Communicator> communicators_;
   std::optional<Waiting> waiting_;
-  std::map<uint64_t, std::string> running_;  ///< serial -> communicator
-  uint64_t next_serial_ = 0;
-  std::string lost_;
+  uint64_t next_serial_ = 0;      ///< the latest group issued
+  uint64_t finished_serial_ = 0;  ///< the stream is past every group up to it
+  std::optional<uint64_t> watching_;
+  std::chrono::nanoseconds latest_timeout_{0};
 };
 
 } // namespace troupe::internal

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +41,9 @@ struct NcclGroupMsg {
   std::string what;                       ///< "all_reduce (group 3, run 1, #0)", for errors
   std::chrono::nanoseconds timeout{0};    ///< then the communicator is aborted
   GpuTransfer* confirm = nullptr;
+  /// Told (communicator name, why) when the device actor gives up its rank
+  /// of the communicator on its own (a failure, a timeout, a hang).
+  std::function<void(const std::string&, const std::string&)> on_communicator_end;
 };
 
 /// Anyone -> device actor: communicator `name` cannot complete (a peer is
