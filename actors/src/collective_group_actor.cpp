@@ -465,6 +465,7 @@ GpuCollectives& CollectiveGroupActor::gpu_collectives() {
     setup.group = setup_.group_id;
     setup.devices = setup_.devices;
     setup.implementation = setup_.implementation;
+    setup.bytes_per_pack = setup_.bytes_per_pack;
     setup.timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(setup_.timeout);
     const int local = static_cast<int>(setup_.devices.size());
     if (setup_.cluster) {

@@ -143,6 +143,7 @@ std::shared_ptr<FiberCollective> GpuCollectives::nccl_plan(CollectiveKind kind, 
   plan.communicator = communicator();
   plan.gather_rows = std::move(gather_rows);
   plan.timeout = setup_.timeout;
+  plan.bytes_per_pack = setup_.bytes_per_pack;
   plan.what = what;
   plan.on_failure = communicator_failed_;
   return std::make_shared<NcclCollective>(std::move(plan), std::move(inputs), setup_.devices);

@@ -4,7 +4,9 @@
 
 #include <troupe/actors/gpu_device_memory.hpp>
 #include <troupe/core/device_memory.hpp>
+#include <troupe/collectives/tensor_packing.hpp>
 #include <troupe/core/errors.hpp>
+#include <troupe/core/gpu_backend.hpp>
 
 namespace troupe::internal {
 
@@ -49,6 +51,65 @@ NcclCollective::NcclCollective(Plan plan, std::vector<std::vector<Tensor>> input
     }
 }
 
+void NcclCollective::pack_all_reduce(GpuDeviceMemory& gpu, const DeviceSpec& device, const std::vector<Tensor>& inputs,
+                                     std::vector<Tensor>& outputs, std::vector<NcclCall>& calls) const {
+  struct Copy {
+    void* dst;
+    const void* src;
+    std::size_t bytes;
+  };
+  std::vector<Copy> copies;
+  outputs.resize(inputs.size());
+  for (const auto& pack : plan_packs(inputs, plan_.bytes_per_pack)) {
+    const Tensor& first = inputs[pack.tensors.front()];
+    int64_t total = 0;
+    for (auto i : pack.tensors)
+      total += inputs[i].num_elements();
+    if (total == 0) {
+      for (auto i : pack.tensors)
+        outputs[i] = Tensor::empty(inputs[i].shape(), inputs[i].dtype(), device);
+      continue;
+    }
+    NcclCall call;
+    call.kind = NcclCall::Kind::all_reduce;
+    call.dtype = first.dtype();
+    call.reduction = reduction_of(plan_.op);
+    call.count = static_cast<std::size_t>(total);
+    if (pack.tensors.size() == 1) {
+      outputs[pack.tensors.front()] = Tensor::empty(first.shape(), first.dtype(), device);
+      call.send = first.device_data();
+      call.recv = outputs[pack.tensors.front()].mutable_device_data();
+      calls.push_back(call);
+      continue;
+    }
+    // Copied into one buffer, reduced in place; the outputs are its slices.
+    Tensor buffer = Tensor::empty(Shape{total}, first.dtype(), device);
+    auto* base = reinterpret_cast<unsigned char*>(buffer.mutable_device_data());
+    const std::size_t element = size_of(first.dtype());
+    int64_t offset = 0;
+    for (auto i : pack.tensors) {
+      const int64_t n = inputs[i].num_elements();
+      if (n > 0)
+        copies.push_back({base + static_cast<std::size_t>(offset) * element, inputs[i].device_data(),
+                          static_cast<std::size_t>(n) * element});
+      outputs[i] = buffer.slice(offset, offset + n).reshape(inputs[i].shape());
+      offset += n;
+    }
+    call.send = base;
+    call.recv = base;
+    calls.push_back(call);
+  }
+  if (copies.empty())
+    return;
+  // On the device's stream, before the group (the device actor takes its
+  // messages in order): after the kernels that wrote the inputs.
+  gpu.launch("packing tensors for all_reduce", [copies = std::move(copies)](const GpuLaunchContext& ctx) {
+    auto& backend = gpu_backend();
+    for (const auto& copy : copies)
+      backend.copy_async(ctx.gpu, ctx.stream, copy.dst, copy.src, copy.bytes, GpuCopyKind::device_to_device, ctx.gpu);
+  });
+}
+
 std::vector<Tensor> NcclCollective::run(int replica, const std::function<void(const Completion&)>&) {
   const auto me = static_cast<std::size_t>(replica);
   auto memory = device_memory_for(devices_[me]);
@@ -60,7 +121,10 @@ std::vector<Tensor> NcclCollective::run(int replica, const std::function<void(co
   auto buffers = std::make_shared<std::vector<Tensor>>(inputs);
   std::vector<Tensor> outputs;
   NcclGroupMsg group;
-  for (std::size_t t = 0; t < inputs.size(); ++t) {
+  const bool packing = plan_.kind == CollectiveKind::all_reduce && plan_.bytes_per_pack > 0;
+  if (packing)
+    pack_all_reduce(*gpu, devices_[me], inputs, outputs, group.calls);
+  for (std::size_t t = 0; t < inputs.size() && !packing; ++t) {
     const Tensor& x = inputs[t];
     NcclCall call;
     call.dtype = x.dtype();

@@ -64,7 +64,7 @@ void LocalReplicasExtended::start() {
   GroupOptions group_options{
     options_.timeout_seconds > 0 ? options_.timeout_seconds : k.collective_timeout_seconds,
     k.stall_warning_seconds, k.local_reduce_split_bytes, k.fiber_stack_bytes, std::nullopt, std::nullopt,
-    options_.implementation};
+    options_.implementation, options_.bytes_per_pack};
   const int local = static_cast<int>(devices_.size());
   const caf::actor* link = nullptr;
   if (auto* cluster = placement_.cluster) {

@@ -122,6 +122,42 @@ TEST_CASE("one replica asked to use NCCL runs a communicator of one rank", "[act
   CHECK(nccl.backend->calls_run(NcclCall::Kind::all_reduce) == 1);
 }
 
+TEST_CASE("with bytes_per_pack, small GPU tensors are packed: one NCCL all-reduce per pack, outputs shaped as "
+          "the inputs",
+          "[actors][gpu][nccl]") {
+  EmulatedGpus gpus(2);
+  EmulatedNccl nccl;
+  Runtime rt({.logical_cpu_devices = 1});
+  CommunicationOptions options;
+  options.bytes_per_pack = 32;  // two float32 tensors of 4 elements per pack
+  MirroredStrategy strategy(rt, {}, options);
+  auto results = strategy.run([] {
+    auto& ctx = get_replica_context();
+    const double r = ctx.replica_id_in_sync_group();
+    const std::string device = gpu_of_replica();
+    std::vector<Tensor> values;
+    for (int t = 0; t < 4; ++t)
+      values.push_back(Tensor::full({2, 2}, (r + 1) * (t + 1), DType::float32).to(device));
+    values.push_back(Tensor::full({3}, 5 + r, DType::int32).to(device));  // another dtype: its own pack
+    std::vector<Tensor> host;
+    for (const auto& sum : ctx.all_reduce(ReduceOp::SUM, values)) {
+      require(sum.device().short_name() == device, "the packed results are on the replica's GPU");
+      host.push_back(sum.to("CPU:0"));
+    }
+    return host;
+  });
+  REQUIRE(results.size() == 5);
+  for (std::size_t r = 0; r < 2; ++r) {
+    for (int t = 0; t < 4; ++t)
+      CHECK(array_equal(results[static_cast<std::size_t>(t)].values()[r], Tensor::full({2, 2}, 3.0 * (t + 1), DType::float32)));
+    CHECK(array_equal(results[4].values()[r], Tensor::full({3}, 11, DType::int32)));
+  }
+  CHECK(nccl.backend->calls_run(NcclCall::Kind::all_reduce) == 3);  // 2 packs of 2, and the int32 one
+  CHECK(nccl.backend->groups_run() == 1);
+  CHECK(gpus.backend->misuse().empty());
+  CHECK(nccl.backend->misuse().empty());
+}
+
 TEST_CASE("all_gather of GPU tensors: equal shapes through ncclAllGather, uneven rows through grouped broadcasts",
           "[actors][gpu][nccl]") {
   EmulatedGpus gpus(2);

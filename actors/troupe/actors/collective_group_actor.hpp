@@ -32,6 +32,7 @@ struct GroupSetup {
   std::optional<CrossWorkerSetup> cluster;
   caf::actor link;
   CommunicationImplementation implementation = CommunicationImplementation::AUTO;
+  int64_t bytes_per_pack = 0;
 };
 
 /// Coordinates the collectives of the replicas of one strategy in one process.

@@ -37,6 +37,7 @@ public:
     uint64_t group = 0;
     std::vector<DeviceSpec> devices;  ///< this worker's replicas
     CommunicationImplementation implementation = CommunicationImplementation::AUTO;
+    int64_t bytes_per_pack = 0;
     std::chrono::nanoseconds timeout{0};
     int first_rank = 0;   ///< global id of this worker's first replica
     int ranks = 1;        ///< replicas over all workers

@@ -14,6 +14,8 @@
 
 namespace troupe::internal {
 
+class GpuDeviceMemory;
+
 /// A collective of GPU tensors run by NCCL: each local replica's device
 /// actor issues its rank's calls, as one NCCL group, on its stream. The
 /// collective group builds it once the participants agreed (fingerprints
@@ -22,7 +24,10 @@ namespace troupe::internal {
 /// device actor. Ranks are global replica ids: local replica i of a worker
 /// with `first_rank` is rank first_rank + i.
 ///
-/// - all_reduce: every tensor in one group (ncclAllReduce each; MEAN is ncclAvg).
+/// - all_reduce: every tensor in one group (ncclAllReduce each; MEAN is
+///   ncclAvg); with `bytes_per_pack`, small tensors are first copied into
+///   packs on the stream, one ncclAllReduce per pack, and the outputs are
+///   views of the packs (TensorFlow's packing of small tensors).
 /// - all_gather along axis 0: ncclAllGather when every rank sends the same
 ///   shape; grouped ncclBroadcasts from each rank into its place otherwise
 ///   (`gather_rows[r]`: rank r's rows of each tensor), as TensorFlow does.
@@ -37,6 +42,10 @@ public:
     /// all_gather: per rank, per tensor, its rows along axis 0.
     std::vector<std::vector<int64_t>> gather_rows;
     std::chrono::nanoseconds timeout{0};
+    /// all_reduce: consecutive tensors of one dtype are copied into packs of
+    /// at most this many bytes, each reduced in place by one call (0: one
+    /// call per tensor).
+    int64_t bytes_per_pack = 0;
     std::string what;
     /// Told when this replica's group failed (communicator name, why), so
     /// that the other ranks' groups are aborted rather than left waiting.
@@ -50,6 +59,11 @@ public:
   [[nodiscard]] std::vector<Tensor> run(int replica, const std::function<void(const Completion&)>& await) override;
 
 private:
+  /// all_reduce with bytes_per_pack: the calls, the outputs (views of the
+  /// packs), and the copies into the packs launched on `gpu`.
+  void pack_all_reduce(GpuDeviceMemory& gpu, const DeviceSpec& device, const std::vector<Tensor>& inputs,
+                       std::vector<Tensor>& outputs, std::vector<NcclCall>& calls) const;
+
   Plan plan_;
   std::vector<std::vector<Tensor>> inputs_;  // [local replica][tensor]
   std::vector<DeviceSpec> devices_;          // [local replica]

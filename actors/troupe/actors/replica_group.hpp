@@ -38,6 +38,10 @@ struct GroupOptions {
   /// How collectives of GPU tensors run (NCCL, or AUTO's choice); a
   /// multi-worker group takes its cluster setup's.
   CommunicationImplementation implementation = CommunicationImplementation::AUTO;
+  /// Collectives of GPU tensors through NCCL: small tensors are packed into
+  /// buffers of at most this many bytes (0: none); a multi-worker group
+  /// takes its cluster setup's.
+  int64_t bytes_per_pack = 0;
 };
 
 /// The replica actors of one strategy in this process and the actor that
