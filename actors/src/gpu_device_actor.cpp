@@ -57,8 +57,8 @@ caf::behavior GpuDeviceActor::make_behavior() {
       });
     },
     [this](GpuStreamDoneMsg& msg) { finish(msg); },
-    [this](const NcclPollMsg&) {
-      nccl_.poll();
+    [this](const NcclPollMsg& msg) {
+      nccl_.poll(msg.waiting);
       run_held();
     },
     [this](const NcclAbortMsg& msg) {

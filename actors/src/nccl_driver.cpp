@@ -65,12 +65,15 @@ void NcclDriver::start(NcclGroupMsg msg, const std::string& device_failure) {
     }
   }
   const auto timeout = msg.timeout;
+  ++started_;
   waiting_ = Waiting{std::move(msg), false, self_->clock().now() + timeout, first_poll};
   advance();
 }
 
-void NcclDriver::poll() {
-  if (waiting_)
+void NcclDriver::poll(uint64_t waiting) {
+  // Polls of a group that ended meanwhile would poll the next one in a
+  // second chain.
+  if (waiting_ && waiting == started_)
     advance();
 }
 
@@ -104,7 +107,7 @@ void NcclDriver::advance() {
                  true);
     return;
   }
-  self_->delayed_send(self_, waiting.delay, NcclPollMsg{});
+  self_->delayed_send(self_, waiting.delay, NcclPollMsg{started_});
   waiting.delay = std::min(waiting.delay * 2, max_poll);
 }
 

@@ -56,7 +56,8 @@ public:
   /// Starts msg (the driver must not be busy); a non-empty `device_failure`
   /// (the device's sticky failure, or collectives lost before) fails it at once.
   void start(NcclGroupMsg msg, const std::string& device_failure);
-  void poll();
+  /// A poll for the group `waiting` (NcclPollMsg); a stale one does nothing.
+  void poll(uint64_t waiting);
   void group_done(uint64_t serial);
   void watchdog(uint64_t serial);
   void abort(const std::string& name, const std::string& why);
@@ -103,6 +104,7 @@ private:
   std::function<void(const std::string&)> on_lost_;
   std::map<std::string, Communicator> communicators_;
   std::optional<Waiting> waiting_;
+  uint64_t started_ = 0;  ///< groups started: names the waiting one's polls
   uint64_t next_serial_ = 0;      ///< the latest group issued
   uint64_t finished_serial_ = 0;  ///< the stream is past every group up to it
   std::optional<uint64_t> watching_;

@@ -53,8 +53,11 @@ struct NcclAbortMsg {
   std::string why;
 };
 
-/// Device actor -> itself: look at the communicator it waits on again.
-struct NcclPollMsg {};
+/// Device actor -> itself: look at the communicator group `waiting` (the
+/// driver's count of the groups it started) waits on again.
+struct NcclPollMsg {
+  uint64_t waiting = 0;
+};
 
 /// Backend thread -> device actor: group `serial` finished on the stream.
 struct NcclGroupDoneMsg {
