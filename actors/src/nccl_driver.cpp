@@ -147,17 +147,9 @@ void NcclDriver::fail_waiting(const std::string& why, bool tell_group) {
 
 void NcclDriver::group_done(uint64_t serial) {
   finished_serial_ = std::max(finished_serial_, serial);
-  if (watching_ != serial)
-    return;
-  watching_.reset();
-  if (next_serial_ > finished_serial_) {
-    try {
-      watch(next_serial_, latest_timeout_);
-    } catch (const std::exception& e) {
-      lose(device_ + ": NCCL collectives could no longer be watched: " + e.what());
-      stop_before_stream();
-    }
-  }
+  if (watching_ && *watching_ <= finished_serial_)
+    watching_.reset();
+  rewatch();
 }
 
 void NcclDriver::watchdog(uint64_t serial) {
@@ -168,17 +160,31 @@ void NcclDriver::watchdog(uint64_t serial) {
   for (const auto& [name, communicator] : communicators_)
     if (running(communicator))
       hung.push_back(name);
-  std::string names;
-  for (const auto& name : hung)
-    names += (names.empty() ? "" : ", ") + name;
-  const std::string why = device_ + ": a collective on NCCL communicator " + names
-                          + " did not finish on the GPU within its timeout (a peer stopped taking part); the "
-                            "communicator was aborted, and the values computed from that collective on are lost";
-  lose(why);
-  for (const auto& name : hung)
-    end(name, why, true);
-  // The aborted kernels return: the stream's callback for `serial` comes, and
-  // re-arms the watch for what was issued since.
+  if (!hung.empty()) {
+    std::string names;
+    for (const auto& name : hung)
+      names += (names.empty() ? "" : ", ") + name;
+    const std::string why = device_ + ": a collective on NCCL communicator " + names
+                            + " did not finish on the GPU within its timeout (a peer stopped taking part); the "
+                              "communicator was aborted, and the values computed from that collective on are lost";
+    lose(why);
+    for (const auto& name : hung)
+      end(name, why, true);
+  }
+  // Else its communicators were aborted meanwhile, and the loss reported
+  // then. Groups issued since (new communicators) get a watch of their own.
+  rewatch();
+}
+
+void NcclDriver::rewatch() {
+  if (watching_ || next_serial_ <= finished_serial_)
+    return;
+  try {
+    watch(next_serial_, latest_timeout_);
+  } catch (const std::exception& e) {
+    lose(device_ + ": NCCL collectives could no longer be watched: " + e.what());
+    stop_before_stream();
+  }
 }
 
 void NcclDriver::abort(const std::string& name, const std::string& why) {

@@ -33,7 +33,6 @@ public:
   }
   // No communicator can exist, so there is none to end.
   void abort(NcclComm) noexcept override {}
-  void destroy(NcclComm) noexcept override {}
 
 private:
   [[noreturn]] void no_nccl(const std::string& what) {

@@ -57,16 +57,12 @@ int gpu_count(const troupe::Runtime& rt) {
 }
 
 /// Whether the mirrored replicas run on GPUs: --device gpu, or auto on a
-/// machine with a GPU (one process, no TPU).
-bool uses_gpus(const train::Options& opts, troupe::Runtime& rt, bool multi_worker_or_tpu) {
-  if (opts.device == "cpu" || (opts.device == "auto" && (multi_worker_or_tpu || opts.simulate)))
+/// machine with a GPU (one process, no TPU). Workers run on GPUs only with
+/// --device gpu: each needs GPUs of its own (troupe-launch --gpus-per-worker).
+bool uses_gpus(const train::Options& opts, troupe::Runtime& rt, bool multi_worker, bool tpu) {
+  if (opts.device == "cpu" || (opts.device == "auto" && (multi_worker || tpu || opts.simulate)))
     return false;
   if (opts.device == "gpu") {
-    if (multi_worker_or_tpu)
-      throw std::invalid_argument("--device gpu runs MirroredStrategy in one process; this job does not run its "
-                                  "workers on GPUs yet (MultiWorkerMirroredStrategy with "
-                                  "CommunicationImplementation::NCCL and one GPU per worker does): use --device "
-                                  "cpu with troupe-launch");
     try {
       (void) rt.resolve_device("GPU:0");
     } catch (const troupe::Error& e) {
@@ -155,12 +151,19 @@ int run(train::Options opts) {
   else
     rt = std::make_unique<troupe::Runtime>(troupe::RuntimeOptions{.logical_cpu_devices = opts.replicas});
   std::vector<std::string> devices;
-  if (uses_gpus(opts, *rt, multi_worker || tpu)) {
+  const bool gpus_used = uses_gpus(opts, *rt, multi_worker, tpu);
+  if (gpus_used) {
     // One replica per GPU by default; more replicas than GPUs split each card
-    // into logical GPUs.
+    // into logical GPUs (in one process: across workers NCCL takes one rank
+    // per GPU).
     const int gpus = gpu_count(*rt);
     if (!opts.replicas_given)
       opts.replicas = gpus;
+    if (multi_worker && opts.replicas > gpus)
+      throw std::invalid_argument("--replicas " + std::to_string(opts.replicas) + " with --device gpu across "
+                                  "workers needs a GPU per replica, and this worker sees " + std::to_string(gpus)
+                                  + "; drop --replicas, or give each worker more GPUs (troupe-launch "
+                                    "--gpus-per-worker)");
     if (opts.replicas > gpus)
       rt = std::make_unique<troupe::Runtime>(troupe::RuntimeOptions{
         .logical_cpu_devices = 1, .logical_gpu_devices_per_gpu = (opts.replicas + gpus - 1) / gpus});
@@ -178,10 +181,15 @@ int run(train::Options opts) {
     auto owner = std::make_unique<troupe::TPUStrategy>(*rt, tpu_resolver, opts.steps_per_run);
     tpu_strategy = owner.get();
     strategy_owner = std::move(owner);
-  } else if (multi_worker)
-    strategy_owner = std::make_unique<troupe::MultiWorkerMirroredStrategy>(*rt, troupe::CommunicationOptions{}, devices);
-  else
+  } else if (multi_worker) {
+    // GPU tensors cross workers through NCCL.
+    troupe::CommunicationOptions communication;
+    if (gpus_used)
+      communication.implementation = troupe::CommunicationImplementation::NCCL;
+    strategy_owner = std::make_unique<troupe::MultiWorkerMirroredStrategy>(*rt, communication, devices);
+  } else {
     strategy_owner = std::make_unique<troupe::MirroredStrategy>(*rt, devices);
+  }
   troupe::Strategy& strategy = *strategy_owner;
   // Workers started with other flags or data would train apart or wait for
   // each other: each compares its job with the others', and all fail together

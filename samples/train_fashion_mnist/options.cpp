@@ -61,8 +61,9 @@ Options parse_options(int argc, const char* const* argv) {
              "devices of each worker (default 1)");
   app.add_option("--device", opts.device,
                  "--strategy mirrored: where the replicas run: gpu (the GPUs, split into --replicas logical "
-                 "GPUs when there are fewer; default when this machine has a GPU), cpu (--replicas logical CPU "
-                 "devices) or auto")
+                 "GPUs when there are fewer; default when this machine has a GPU and runs one process; across "
+                 "workers one replica per GPU of each worker, through NCCL: give each its own with "
+                 "troupe-launch --gpus-per-worker), cpu (--replicas logical CPU devices) or auto")
     ->check(CLI::IsMember({"auto", "cpu", "gpu"}))
     ->type_name("NAME");
   add_number(app, "--workers", opts.workers, 1, 64, "--strategy ps: worker tasks (default 2)");

@@ -28,7 +28,7 @@ std::vector<std::string> default_devices(Runtime& runtime, const CommunicationOp
   return cpus;
 }
 
-internal::WorkerPlacement placement_of(Runtime& runtime, const CommunicationOptions& options) {
+internal::WorkerPlacement placement_of(Runtime& runtime) {
   auto* cluster = runtime.impl().cluster();
   if (cluster == nullptr)
     return {};
@@ -48,7 +48,7 @@ MultiWorkerMirroredStrategy::MultiWorkerMirroredStrategy(Runtime& runtime, Commu
                                                          const std::vector<std::string>& devices)
   : Strategy(std::make_unique<internal::LocalReplicasExtended>(
       "MultiWorkerMirroredStrategy", runtime, devices.empty() ? default_devices(runtime, options) : devices,
-      options, placement_of(runtime, options))),
+      options, placement_of(runtime))),
     resolver_(runtime.impl().resolver()) {
   static_cast<internal::LocalReplicasExtended&>(extended()).start();
 }

@@ -130,7 +130,7 @@ NcclState EmulatedNcclBackend::state(internal::NcclComm handle, std::string& err
   std::lock_guard<std::mutex> guard{mutex_};
   Rank* rank = rank_of(handle);
   if (rank == nullptr) {
-    note("ncclCommGetAsyncError on a communicator that was aborted or destroyed");
+    note("ncclCommGetAsyncError on a communicator that was aborted");
     error = "invalid argument: unknown communicator";
     return NcclState::failed;
   }
@@ -150,7 +150,7 @@ NcclState EmulatedNcclBackend::enqueue(int gpu, internal::NcclComm handle, inter
   std::lock_guard<std::mutex> guard{mutex_};
   Rank* rank = rank_of(handle);
   if (rank == nullptr || rank->gpu != gpu) {
-    note("a group of NCCL calls on a communicator that was aborted or destroyed, or of another GPU");
+    note("a group of NCCL calls on a communicator that was aborted, or of another GPU");
     error = "invalid argument: unknown communicator";
     return NcclState::failed;
   }
@@ -250,7 +250,7 @@ void EmulatedNcclBackend::abort(internal::NcclComm handle) noexcept {
   std::lock_guard<std::mutex> guard{mutex_};
   Rank* rank = rank_of(handle);
   if (rank == nullptr) {
-    note("ncclCommAbort of a communicator that was aborted or destroyed");
+    note("ncclCommAbort of a communicator that was aborted");
     return;
   }
   // The other ranks keep waiting for this one, as real NCCL's would until
@@ -259,19 +259,6 @@ void EmulatedNcclBackend::abort(internal::NcclComm handle) noexcept {
   ++ranks_aborted_;
   delete rank;
   changed_.notify_all();
-}
-
-void EmulatedNcclBackend::destroy(internal::NcclComm handle) noexcept {
-  std::lock_guard<std::mutex> guard{mutex_};
-  Rank* rank = rank_of(handle);
-  if (rank == nullptr) {
-    note("ncclCommDestroy of a communicator that was aborted or destroyed");
-    return;
-  }
-  if (rank->done < rank->issued)
-    note("ncclCommDestroy of a rank whose calls have not finished (it needed ncclCommAbort)");
-  ranks_.erase(rank);
-  delete rank;
 }
 
 int EmulatedNcclBackend::ranks_created() const {

@@ -44,11 +44,10 @@ public:
   internal::NcclState enqueue(int gpu, internal::NcclComm comm, internal::GpuStream stream,
                               const std::vector<internal::NcclCall>& calls, std::string& error) override;
   void abort(internal::NcclComm comm) noexcept override;
-  void destroy(internal::NcclComm comm) noexcept override;
 
   // -- what tests look at and do ------------------------------------------------------
 
-  /// Communicator ranks created so far / not yet destroyed or aborted.
+  /// Communicator ranks created so far / not yet aborted.
   [[nodiscard]] int ranks_created() const;
   [[nodiscard]] int ranks_alive() const;
   /// Ranks ended by abort().

@@ -221,7 +221,7 @@ std::map<std::string, ProbeReport> probe_reports(const std::string& out) {
       continue;
     const std::string key = line.substr(close + 2, eq - close - 2);
     if (key == "TF_CONFIG" || key == "TROUPE_TASK_NAME" || key == "TROUPE_CLUSTER_TOKEN"
-        || key == "PID")
+        || key == "PID" || key == "CUDA_VISIBLE_DEVICES")
       reports[line.substr(1, close - 1)][key] = line.substr(eq + 1);
   }
   return reports;

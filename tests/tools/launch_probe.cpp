@@ -1,7 +1,7 @@
 // launch_probe: the program troupe-launch starts in tests/tools.
 //
 // Prints what troupe-launch gave it (TF_CONFIG, TROUPE_TASK_NAME,
-// TROUPE_CLUSTER_TOKEN, its pid) on stdout and one line on stderr, then acts
+// TROUPE_CLUSTER_TOKEN, its pid, CUDA_VISIBLE_DEVICES) on stdout and one line on stderr, then acts
 // when its TROUPE_TASK_NAME matches an option's TASK ("all" matches any):
 //   --lines N            N more stdout lines "<task> line <k> xxx...", written in bursts
 //   --partial TEXT       TEXT on stdout without a newline, last
@@ -137,6 +137,7 @@ int main(int argc, char** argv) {
   std::printf("TROUPE_TASK_NAME=%s\n", task.c_str());
   std::printf("TROUPE_CLUSTER_TOKEN=%s\n", env("TROUPE_CLUSTER_TOKEN").c_str());
   std::printf("PID=%d\n", static_cast<int>(::getpid()));
+  std::printf("CUDA_VISIBLE_DEVICES=%s\n", env("CUDA_VISIBLE_DEVICES").c_str());
   std::fflush(stdout);
   std::fprintf(stderr, "probe stderr from %s\n", task.c_str());
   // Many lines in few writes, so that several tasks' output races.

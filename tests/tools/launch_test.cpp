@@ -149,7 +149,7 @@ TEST_CASE("troupe-launch prefixes every line of every task and flushes partial l
     } else if (rest == "no newline") {
       ++partials[task];
     } else {
-      CHECK_THAT(rest, Catch::Matches("(TF_CONFIG|TROUPE_TASK_NAME|TROUPE_CLUSTER_TOKEN|PID)=.*"));
+      CHECK_THAT(rest, Catch::Matches("(TF_CONFIG|TROUPE_TASK_NAME|TROUPE_CLUSTER_TOKEN|PID|CUDA_VISIBLE_DEVICES)=.*"));
     }
   }
   for (int i = 0; i < 4; ++i) {
@@ -473,4 +473,28 @@ TEST_CASE("troupe-launch takes its tasks down when it is killed itself", "[launc
       ::kill(pid, SIGKILL);
     CHECK(process_gone(pid));
   }
+}
+
+TEST_CASE("troupe-launch --gpus-per-worker gives the chief and each worker GPUs of their own, and ps tasks none",
+          "[launch]") {
+  // troupe-launch's own CUDA_VISIBLE_DEVICES names the GPUs it hands out.
+  const auto run = run_launcher(with_probe({"--chief", "--workers", "2", "--ps", "1", "--gpus-per-worker", "2"}, {}),
+                                {{"CUDA_VISIBLE_DEVICES", "7,6,5,4,3,2"}});
+  INFO("stderr:\n" << run.err);
+  REQUIRE(run.exit_code == 0);
+  const auto reports = probe_reports(run.out);
+  REQUIRE(reports.size() == 4);
+  CHECK(reports.at("chief:0").at("CUDA_VISIBLE_DEVICES") == "7,6");
+  CHECK(reports.at("worker:0").at("CUDA_VISIBLE_DEVICES") == "5,4");
+  CHECK(reports.at("worker:1").at("CUDA_VISIBLE_DEVICES") == "3,2");
+  CHECK(reports.at("ps:0").at("CUDA_VISIBLE_DEVICES").empty());
+}
+
+TEST_CASE("troupe-launch --gpus-per-worker refuses more GPUs than there are, naming the numbers", "[launch]") {
+  const auto run = run_launcher(with_probe({"--workers", "3", "--gpus-per-worker", "1"}, {}),
+                                {{"CUDA_VISIBLE_DEVICES", "0,1"}});
+  CHECK(run.exit_code == 1);
+  CHECK(run.out.empty());
+  CHECK_THAT(run.err, Catch::Contains("--gpus-per-worker 1 needs 3 GPUs for 3 chief and worker tasks, but "
+                                      "CUDA_VISIBLE_DEVICES=0,1 has 2"));
 }

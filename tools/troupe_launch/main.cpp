@@ -1,13 +1,16 @@
 // troupe-launch: starts the tasks of a troupe (tf.distribute) cluster.
 //
 // Local mode starts one child per task on this machine, each with its own
-// TF_CONFIG, TROUPE_TASK_NAME and a shared TROUPE_CLUSTER_TOKEN, prefixes
+// TF_CONFIG, TROUPE_TASK_NAME, a shared TROUPE_CLUSTER_TOKEN (and with
+// --gpus-per-worker its own CUDA_VISIBLE_DEVICES), prefixes
 // their output with "[worker:0] " and stops the cluster when one task fails
 // (a parameter-server cluster: when its coordinator, the chief, exits).
 // Rank mode (--attach) runs as one rank of mpirun or srun: it derives the
 // cluster from the launcher's variables and execs the program.
 #include <cstdlib>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,10 +18,13 @@
 #include "attach.hpp"
 #include "child_process.hpp"
 #include "cluster_token.hpp"
+#include "gpu_assignment.hpp"
 #include "options.hpp"
 #include "port_picker.hpp"
 #include "supervisor.hpp"
 #include "tf_config.hpp"
+
+#include <troupe/core/gpu_backend.hpp>
 
 namespace {
 
@@ -39,12 +45,22 @@ int run_local(const Options& opts) {
 
   const char* given_token = std::getenv(cluster_token_variable);
   const std::string token = given_token != nullptr ? given_token : generate_cluster_token();
+  std::map<std::string, std::string> gpus;
+  if (opts.gpus_per_worker > 0) {
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    const int count = visible != nullptr ? 0 : troupe::internal::gpu_backend().device_count();
+    gpus = assign_gpus(shape.tasks(), opts.gpus_per_worker,
+                       visible_gpus(visible != nullptr ? std::optional<std::string>{visible} : std::nullopt, count),
+                       visible != nullptr ? "CUDA_VISIBLE_DEVICES=" + std::string{visible} : "this machine");
+  }
   std::vector<TaskLaunch> launches;
-  for (const TaskId& task : shape.tasks())
-    launches.push_back(
-      {task, make_environment({"TF_CONFIG=" + tf_config_json(cluster, task),
-                               "TROUPE_TASK_NAME=" + task.name(),
-                               std::string(cluster_token_variable) + "=" + token})});
+  for (const TaskId& task : shape.tasks()) {
+    std::vector<std::string> variables{"TF_CONFIG=" + tf_config_json(cluster, task), "TROUPE_TASK_NAME=" + task.name(),
+                                       std::string(cluster_token_variable) + "=" + token};
+    if (auto it = gpus.find(task.name()); it != gpus.end())
+      variables.push_back("CUDA_VISIBLE_DEVICES=" + it->second);
+    launches.push_back({task, make_environment(variables)});
+  }
 
   std::cerr << "troupe-launch: starting " << shape.describe() << " on " << opts.host << " ("
             << describe_ports(picker.ports()) << ")" << std::endl;

@@ -61,7 +61,8 @@ void add_flag(CLI::App& app, const std::string& flag, bool& target) {
 
 // The flags each mode accepts, for messages that name the fix.
 const std::set<std::string, std::less<>> local_only = {
-  "--workers", "--ps", "--chief", "--evaluator", "--grace-seconds", "--host", "--timeout-seconds"};
+  "--workers", "--ps", "--chief", "--evaluator", "--grace-seconds", "--host", "--timeout-seconds",
+  "--gpus-per-worker"};
 const std::set<std::string, std::less<>> attach_only = {"--base-port", "--hosts",
                                                         "--workers-per-node"};
 
@@ -76,6 +77,9 @@ std::string attach_conflict(const std::string& flag) {
            + flag;
   if (flag == "--host")
     return "--host does not apply with --attach: name the ranks' hosts with --hosts h1,h2,...";
+  if (flag == "--gpus-per-worker")
+    return "--gpus-per-worker does not apply with --attach: bind GPUs to ranks with the launcher "
+           "(srun --gpus-per-task, or CUDA_VISIBLE_DEVICES per rank under mpirun)";
   return flag
          + " does not apply with --attach: troupe-launch becomes the program; use the time limits "
            "of mpirun or srun";
@@ -102,6 +106,11 @@ std::string usage() {
          "                        before SIGTERM, then SIGKILL 2 s later (default 10)\n"
          "  --timeout-seconds T   whole-cluster deadline: then kill every task and exit 124\n"
          "                        (default 0: none)\n"
+         "  --gpus-per-worker N   give the chief and each worker N GPUs of their own (its\n"
+         "                        CUDA_VISIBLE_DEVICES: consecutive GPUs of this machine, or of\n"
+         "                        troupe-launch's CUDA_VISIBLE_DEVICES), ps and evaluator tasks\n"
+         "                        none; for MultiWorkerMirroredStrategy over NCCL, which takes one\n"
+         "                        rank per GPU (default 0: CUDA_VISIBLE_DEVICES untouched)\n"
          "  --help                this text\n"
          "\n"
          "Rank mode, one troupe-launch per rank of `mpirun -n N` or `srun -n N`:\n"
@@ -149,6 +158,7 @@ Options parse_options(const std::vector<std::string>& args) {
   add_number(app, "--grace-seconds", opts.grace_seconds, 0.0, 86400.0, "seconds from 0 to 86400");
   add_number(app, "--timeout-seconds", opts.timeout_seconds, 0.0, 31536000.0,
              "seconds from 0 (no deadline) to 31536000");
+  add_number(app, "--gpus-per-worker", opts.gpus_per_worker, 0, 1024, "a whole number of GPUs from 0 to 1024");
   add_flag(app, "--attach", opts.attach);
   add_number(app, "--base-port", opts.base_port, 1, 65535, "a TCP port from 1 to 65535");
   app

@@ -15,6 +15,7 @@ struct Options {
   std::string host = "127.0.0.1"; ///< where the tasks listen; must be this machine
   double grace_seconds = 10;      ///< after the first failure, before SIGTERM
   double timeout_seconds = 0;     ///< whole-cluster deadline; 0: none
+  int gpus_per_worker = 0;        ///< GPUs of this machine for each chief and worker; 0: untouched
 
   // -- rank mode (--attach): one rank of mpirun or srun --------------------------
   bool attach = false;

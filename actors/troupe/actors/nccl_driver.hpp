@@ -91,6 +91,8 @@ private:
   void lose(const std::string& why);
   /// Watches group `serial` (the latest issued) for completion and a hang.
   void watch(uint64_t serial, std::chrono::nanoseconds timeout);
+  /// Watches the latest group issued, if none is watched and some is unfinished.
+  void rewatch();
   /// Whether `communicator` may still have groups running on the stream.
   [[nodiscard]] bool running(const Communicator& communicator) const noexcept {
     return communicator.last_serial > finished_serial_;

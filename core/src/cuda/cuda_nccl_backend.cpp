@@ -1,9 +1,7 @@
 #include "cuda_nccl_backend.hpp"
 
-#include <chrono>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -83,20 +81,6 @@ ncclResult_t issue(const NcclCall& call, ncclDataType_t type, ncclComm_t comm, c
       return ncclReduceScatter(call.send, call.recv, call.count, type, nccl_op(call.reduction), comm, stream);
   }
   return ncclInvalidArgument;
-}
-
-/// Polls a nonblocking communicator until what it started is no longer
-/// in progress or `limit` passed; returns its last state.
-ncclResult_t settle(ncclComm_t comm, std::chrono::milliseconds limit) noexcept {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  for (;;) {
-    ncclResult_t state = ncclSuccess;
-    if (const auto result = ncclCommGetAsyncError(comm, &state); result != ncclSuccess)
-      return result;
-    if (state != ncclInProgress || std::chrono::steady_clock::now() >= deadline)
-      return state;
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
 }
 
 class CudaNcclBackend final : public NcclBackend {
@@ -208,28 +192,12 @@ public:
     }
   }
 
-  // ncclCommAbort and ncclCommDestroy block even for a nonblocking
-  // communicator (NCCL 2.28: they join its background work, then free it),
-  // so the handle is dead once they return and is never polled afterwards.
-  // NCCL frees a process's ranks of one communicator together, when the last
-  // of them is aborted or destroyed.
+  // ncclCommAbort blocks even for a nonblocking communicator (NCCL 2.28: it
+  // joins its background work, then frees it), so the handle is dead once it
+  // returns and is never polled afterwards. NCCL frees a process's ranks of
+  // one communicator together, when the last of them is aborted.
 
   void abort(NcclComm comm) noexcept override { (void) ncclCommAbort(as_comm(comm)); }
-
-  void destroy(NcclComm comm) noexcept override {
-    auto* const c = as_comm(comm);
-    // Finalize first: it flushes the rank's work in the background, after
-    // which ncclCommDestroy is local; a bare ncclCommDestroy waits for the
-    // other ranks and could hang on one that never arrives. A communicator
-    // that failed, or does not settle, is aborted instead.
-    auto result = ncclCommFinalize(c);
-    if (result == ncclInProgress)
-      result = settle(c, std::chrono::seconds(10));
-    if (result == ncclSuccess)
-      (void) ncclCommDestroy(c);
-    else
-      (void) ncclCommAbort(c);
-  }
 
 private:
   bool available_ = false;

@@ -80,10 +80,11 @@ public:
   [[nodiscard]] virtual NcclState enqueue(int gpu, NcclComm comm, GpuStream stream,
                                           const std::vector<NcclCall>& calls, std::string& error) = 0;
   /// Ends the communicator at once (ncclCommAbort): calls still running on
-  /// the GPU stop, their results are undefined. Frees it.
+  /// the GPU stop, their results are undefined. Frees it (NCCL frees a
+  /// process's ranks of one communicator once all of them were aborted). It
+  /// also ends finished communicators: ncclCommDestroy may wait for the
+  /// other ranks, which may stop on the thread it blocks.
   virtual void abort(NcclComm comm) noexcept = 0;
-  /// Frees a communicator whose calls have all finished (ncclCommDestroy).
-  virtual void destroy(NcclComm comm) noexcept = 0;
 };
 
 /// The process's NCCL: libnccl in a build with NCCL, else one that is not available.
