@@ -401,7 +401,7 @@ void CollectiveGroupActor::gpu_collective(const CollectiveKey& key, Pending& pen
     inputs.push_back(c->request->tensors);
     rows.emplace_back();
     for (const auto& t : c->request->tensors)
-      rows.back().push_back(t.shape().rank() > 0 ? t.shape()[0] : 1);
+      rows.back().push_back(t.shape().rank() > 0 ? t.shape()[t.shape().normalize_axis(first.axis)] : 1);
   }
   if (first.kind != CollectiveKind::all_gather)
     rows.clear();
@@ -447,7 +447,7 @@ void CollectiveGroupActor::on_agreed(const CollectiveKey& key, const std::string
                                     + "; pad the values to one shape, or copy them to the host first");
       std::vector<int64_t> per_tensor;
       for (const auto& t : pending.gpu_inputs.front())
-        per_tensor.push_back(t.shape().rank() > 0 ? t.shape()[0] : 1);
+        per_tensor.push_back(t.shape().rank() > 0 ? t.shape()[t.shape().normalize_axis(first.axis)] : 1);
       const auto ranks = static_cast<std::size_t>(cross_->size()) * pending.gpu_inputs.size();
       rows.assign(ranks, per_tensor);
     }

@@ -34,6 +34,20 @@ bool GpuCollectives::wanted(const std::vector<std::vector<Tensor>>& inputs) noex
   return false;
 }
 
+std::string GpuCollectives::nccl_unusable_reason(const std::vector<DeviceSpec>& devices) {
+  std::set<int> cards;
+  for (const auto& device : devices) {
+    auto* gpu = gpu_memory(device);
+    if (gpu == nullptr)
+      return "replica device " + device.short_name() + " is not a GPU";
+    if (!cards.insert(gpu->gpu()).second)
+      return device.short_name() + " shares physical GPU " + std::to_string(gpu->gpu())
+             + " with another replica, and NCCL takes one rank per GPU";
+  }
+  auto& nccl = nccl_backend();
+  return nccl.available() ? std::string{} : nccl.unavailable_reason();
+}
+
 bool GpuCollectives::uses_nccl() {
   if (uses_nccl_)
     return *uses_nccl_;

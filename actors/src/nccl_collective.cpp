@@ -16,13 +16,6 @@ NcclReduction reduction_of(ReduceOp op) {
   return op == ReduceOp::MEAN ? NcclReduction::avg : NcclReduction::sum;
 }
 
-int64_t elements_per_row(const Tensor& x) {
-  int64_t out = 1;
-  for (int d = 1; d < x.shape().rank(); ++d)
-    out *= x.shape()[d];
-  return out;
-}
-
 } // namespace
 
 NcclCollective::NcclCollective(Plan plan, std::vector<std::vector<Tensor>> inputs, std::vector<DeviceSpec> devices)
@@ -43,11 +36,9 @@ NcclCollective::NcclCollective(Plan plan, std::vector<std::vector<Tensor>> input
         fail(Errc::not_supported, "all_reduce MEAN of " + std::string{name(x.dtype())}
                                     + " GPU tensors: NCCL averages floating-point values only; reduce with SUM "
                                       "and divide, or cast to float32");
-      if (plan_.kind == CollectiveKind::all_gather && (plan_.axis != 0 || x.shape().rank() == 0))
-        fail(Errc::not_supported, "all_gather of GPU tensors along axis " + std::to_string(plan_.axis)
-                                    + " (value " + std::to_string(t) + " has shape " + x.shape().to_string()
-                                    + "): NCCL gathers along axis 0 of tensors with at least one dimension; "
-                                      "gather along axis 0, or copy the values to the host first");
+      if (plan_.kind == CollectiveKind::all_gather && x.shape().rank() == 0)
+        fail(Errc::invalid_argument, "all_gather of a scalar (value " + std::to_string(t)
+                                       + "): gathering needs an axis; reshape it to shape (1) first");
     }
 }
 
@@ -121,6 +112,16 @@ std::vector<Tensor> NcclCollective::run(int replica, const std::function<void(co
   auto buffers = std::make_shared<std::vector<Tensor>>(inputs);
   std::vector<Tensor> outputs;
   NcclGroupMsg group;
+  // all_gather along an inner axis: the blocks NCCL wrote, copied into place after the group.
+  struct Placement {
+    void* dst;
+    std::size_t dst_pitch;
+    const void* src;
+    std::size_t width;
+    std::size_t rows;
+  };
+  std::vector<Placement> placements;
+  std::vector<Tensor> staging;  // alive until the placements are sent, behind which they may be reused
   const bool packing = plan_.kind == CollectiveKind::all_reduce && plan_.bytes_per_pack > 0;
   if (packing)
     pack_all_reduce(*gpu, devices_[me], inputs, outputs, group.calls);
@@ -142,36 +143,54 @@ std::vector<Tensor> NcclCollective::run(int replica, const std::function<void(co
         break;
       }
       case CollectiveKind::all_gather: {
-        const int64_t per_row = elements_per_row(x);
-        int64_t rows = 0;
+        // Along `axis`: `outer` blocks of `units` x `trailing` elements per rank.
+        const int axis = x.shape().normalize_axis(plan_.axis);
+        int64_t outer = 1;
+        int64_t trailing = 1;
+        for (int d = 0; d < x.shape().rank(); ++d)
+          (d < axis ? outer : trailing) *= d == axis ? 1 : x.shape()[d];
+        int64_t total = 0;
         bool even = true;
-        for (const auto& ranks_rows : plan_.gather_rows) {
-          rows += ranks_rows.at(t);
-          even = even && ranks_rows.at(t) == plan_.gather_rows.front().at(t);
+        for (const auto& units : plan_.gather_rows) {
+          total += units.at(t);
+          even = even && units.at(t) == plan_.gather_rows.front().at(t);
         }
-        outputs.push_back(Tensor::empty(x.shape().with_dim(0, rows), x.dtype(), devices_[me]));
-        auto* recv = reinterpret_cast<unsigned char*>(outputs.back().mutable_device_data());
-        if (even) {
+        outputs.push_back(Tensor::empty(x.shape().with_dim(axis, total), x.dtype(), devices_[me]));
+        const std::size_t element = size_of(x.dtype());
+        auto* out = reinterpret_cast<unsigned char*>(outputs.back().mutable_device_data());
+        // NCCL writes each rank's values as one block, rank after rank: the
+        // output itself along the outermost axis, else a staging buffer
+        // whose blocks are then copied into place, `outer` rows each.
+        unsigned char* blocks = out;
+        if (outer > 1 && total > 0) {
+          staging.push_back(Tensor::empty(Shape{outer * total * trailing}, x.dtype(), devices_[me]));
+          blocks = reinterpret_cast<unsigned char*>(staging.back().mutable_device_data());
+        }
+        int64_t offset = 0;  // units before rank q's
+        for (std::size_t q = 0; q < plan_.gather_rows.size(); ++q) {
+          const int64_t units = plan_.gather_rows[q].at(t);
+          const auto block_bytes = static_cast<std::size_t>(units * trailing) * element;
+          auto* block = blocks + static_cast<std::size_t>(offset * outer * trailing) * element;
+          if (outer > 1 && units > 0)
+            placements.push_back({out + static_cast<std::size_t>(offset * trailing) * element,
+                                  static_cast<std::size_t>(total * trailing) * element, block, block_bytes,
+                                  static_cast<std::size_t>(outer)});
+          if (!even && units > 0) {
+            NcclCall part = call;  // each rank broadcasts its block into its place
+            part.kind = NcclCall::Kind::broadcast;
+            part.root = static_cast<int>(q);
+            part.count = static_cast<std::size_t>(outer * units * trailing);
+            part.recv = block;
+            part.send = static_cast<int>(q) == rank ? x.device_data() : part.recv;
+            group.calls.push_back(part);
+          }
+          offset += units;
+        }
+        if (even && x.num_elements() > 0) {
           call.kind = NcclCall::Kind::all_gather;
           call.count = static_cast<std::size_t>(x.num_elements());
-          call.recv = recv;
-          if (call.count > 0)
-            group.calls.push_back(call);
-          break;
-        }
-        // Uneven: each rank broadcasts its rows into their place.
-        int64_t offset = 0;
-        for (std::size_t q = 0; q < plan_.gather_rows.size(); ++q) {
-          const int64_t q_rows = plan_.gather_rows[q].at(t);
-          NcclCall part = call;
-          part.kind = NcclCall::Kind::broadcast;
-          part.root = static_cast<int>(q);
-          part.count = static_cast<std::size_t>(q_rows * per_row);
-          part.recv = recv + offset * per_row * static_cast<int64_t>(size_of(x.dtype()));
-          part.send = static_cast<int>(q) == rank ? x.device_data() : part.recv;
-          if (part.count > 0)
-            group.calls.push_back(part);
-          offset += q_rows;
+          call.recv = blocks;
+          group.calls.push_back(call);
         }
         break;
       }
@@ -180,6 +199,7 @@ std::vector<Tensor> NcclCollective::run(int replica, const std::function<void(co
     }
   }
   buffers->insert(buffers->end(), outputs.begin(), outputs.end());
+  buffers->insert(buffers->end(), staging.begin(), staging.end());
   if (group.calls.empty())
     return outputs;
   group.communicator = plan_.communicator;
@@ -195,6 +215,13 @@ std::vector<Tensor> NcclCollective::run(int replica, const std::function<void(co
       plan_.on_failure(plan_.communicator.name, e.what());
     throw;
   }
+  if (!placements.empty())
+    gpu->launch("all_gather: placing the blocks", [placements = std::move(placements),
+                                                   staging = std::move(staging)](const GpuLaunchContext& ctx) {
+      auto& backend = gpu_backend();
+      for (const auto& p : placements)
+        backend.copy_2d_async(ctx.gpu, ctx.stream, p.dst, p.dst_pitch, p.src, p.width, p.width, p.rows);
+    });
   return outputs;
 }
 

@@ -193,6 +193,26 @@ void ReplicaActor::await(const Completion& done) {
 }
 
 CollectiveResult ReplicaActor::collective(CollectiveRequest request) {
+  if (setup_.stage_gpu_tensors_through_host) {
+    // GPU values cross workers through the host's ring here: host copies
+    // go in (this fiber waits for them), the results go back to the GPU.
+    bool on_gpu = false;
+    for (auto& t : request.tensors)
+      if (t.valid() && !t.on_host()) {
+        t = t.to("CPU:0");
+        on_gpu = true;
+      }
+    auto result = collective_as_is(std::move(request));
+    if (on_gpu)
+      for (auto& t : result.tensors)
+        if (t.valid() && t.on_host())
+          t = t.to(setup_.device);
+    return result;
+  }
+  return collective_as_is(std::move(request));
+}
+
+CollectiveResult ReplicaActor::collective_as_is(CollectiveRequest request) {
   pending_ = std::make_shared<CollectiveRequest>(std::move(request));
   caller_ = std::move(caller_).resume(); // yield to the actor until CollectiveDoneMsg
   if (!result_) {

@@ -72,7 +72,7 @@ ReplicaGroup::ReplicaGroup(RuntimeImpl& runtime, std::vector<DeviceSpec> devices
   impl_->group = sys.spawn<CollectiveGroupActor>(std::move(setup));
   for (size_t i = 0; i < devices.size(); ++i) {
     ReplicaSetup rs{static_cast<int>(i), group_id, devices[i], impl_->group, frames.at(i),
-                    options.stack_bytes};
+                    options.stack_bytes, options.cluster && options.cluster->gpu_tensors_through_host};
     auto replica = sys.spawn<ReplicaActor>(std::move(rs));
     impl_->handles.push_back(caf::actor_cast<ReplicaActor*>(replica));
     impl_->replicas.push_back(std::move(replica));

@@ -29,6 +29,10 @@ public:
   GpuStream create_stream(int gpu) override { no_gpu(gpu); }
   void destroy_stream(int, GpuStream) noexcept override {}
   void copy_async(int gpu, GpuStream, void*, const void*, std::size_t, GpuCopyKind, int) override { no_gpu(gpu); }
+  void copy_2d_async(int gpu, GpuStream, void*, std::size_t, const void*, std::size_t, std::size_t,
+                     std::size_t) override {
+    no_gpu(gpu);
+  }
   void zero_async(int gpu, GpuStream, void*, std::size_t) override { no_gpu(gpu); }
   void notify_when_done(int gpu, GpuStream, std::function<void(const std::string&)>) override { no_gpu(gpu); }
   GpuEvent create_event(int gpu) override { no_gpu(gpu); }

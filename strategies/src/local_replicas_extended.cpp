@@ -8,6 +8,7 @@
 #include <troupe/core/config.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/strategies/cross_device_ops.hpp>
+#include <troupe/strategies/gpu_collective_path.hpp>
 #include <troupe/strategies/replica_context.hpp>
 #include <troupe/strategies/settings_agreement.hpp>
 #include <troupe/strategies/strategy.hpp>
@@ -15,6 +16,8 @@
 namespace troupe::internal {
 
 namespace {
+
+constexpr const char* gpu_capability_setting = "GPU collectives";
 
 std::vector<DeviceSpec> resolve_devices(const std::string& strategy, Runtime& runtime,
                                         const std::vector<std::string>& names) {
@@ -80,7 +83,7 @@ void LocalReplicasExtended::start() {
     // strategies, and the workers agree on it and on every setting their
     // collectives depend on before any collective runs.
     const auto position = runtime_.impl().next_cluster_group_id();
-    agree_on_cluster_settings(position, setup);
+    setup.gpu_tensors_through_host = agree_on_cluster_settings(position, setup);
     group_options.cluster = setup;
     group_options.group_id = position;
     link = &cluster->link();
@@ -95,7 +98,7 @@ void LocalReplicasExtended::start() {
   }
 }
 
-void LocalReplicasExtended::agree_on_cluster_settings(uint64_t position, const CrossWorkerSetup& setup) {
+bool LocalReplicasExtended::agree_on_cluster_settings(uint64_t position, const CrossWorkerSetup& setup) {
   const char* implementation = setup.implementation == CommunicationImplementation::AUTO ? "AUTO"
                                : setup.implementation == CommunicationImplementation::RING ? "RING"
                                                                                             : "NCCL";
@@ -107,6 +110,8 @@ void LocalReplicasExtended::agree_on_cluster_settings(uint64_t position, const C
     {"CommunicationOptions.bytes_per_pack", std::to_string(setup.bytes_per_pack)},
     {"TROUPE_RING_CHUNK_KIB", std::to_string(setup.ring.chunk_bytes / 1024)},
     {"TROUPE_HALVING_DOUBLING_MAX_KIB", std::to_string(setup.halving_doubling_max_bytes / 1024)},
+    // Not compared: every worker's decides how GPU tensors cross workers.
+    {gpu_capability_setting, gpu_collective_capability(devices_)},
   };
   const std::string what = name_ + " #" + std::to_string(position) + " of task "
                            + setup.task_names.at(static_cast<size_t>(setup.rank));
@@ -121,11 +126,26 @@ void LocalReplicasExtended::agree_on_cluster_settings(uint64_t position, const C
                             + ". " + fix + " (a worker that never creates it fails the others here).");
   }
   std::vector<WorkerSettings> workers;
+  std::vector<std::pair<std::string, std::string>> capabilities;
   for (size_t w = 0; w < gathered.size(); ++w) {
     const auto& task = setup.task_names.at(w);
-    workers.push_back({task, decode_settings(gathered[w], task)});
+    auto settings = decode_settings(gathered[w], task);
+    std::string capability = "cpu";  // a worker that does not say has no GPU replicas
+    std::erase_if(settings, [&](const auto& setting) {
+      if (setting.first != gpu_capability_setting)
+        return false;
+      capability = setting.second;
+      return true;
+    });
+    capabilities.emplace_back(task, capability);
+    workers.push_back({task, std::move(settings)});
   }
   require_same_settings(workers, what, fix + ".");
+  try {
+    return gpu_tensors_through_host(setup.implementation, capabilities);
+  } catch (const Error& e) {
+    throw Error(e.code(), what + ": " + e.what());
+  }
 }
 
 std::vector<std::exception_ptr>

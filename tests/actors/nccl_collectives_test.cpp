@@ -185,6 +185,37 @@ TEST_CASE("all_gather of GPU tensors: equal shapes through ncclAllGather, uneven
   CHECK(nccl.backend->misuse().empty());
 }
 
+TEST_CASE("all_gather of GPU tensors along an inner axis places every rank's block, even and uneven",
+          "[actors][gpu][nccl]") {
+  EmulatedGpus gpus(2);
+  EmulatedNccl nccl;
+  Runtime rt({.logical_cpu_devices = 1});
+  MirroredStrategy strategy(rt);
+  auto values = [](int r, int64_t columns) {
+    std::vector<float> v;
+    for (int64_t i = 0; i < 2 * columns; ++i)
+      v.push_back(static_cast<float>(r * 10 + i));
+    return Tensor::from_vector(v).reshape({2, columns});
+  };
+  auto results = strategy.run([&] {
+    auto& ctx = get_replica_context();
+    const int r = ctx.replica_id_in_sync_group();
+    const Tensor even = values(r, 2).to(gpu_of_replica());
+    const Tensor uneven = values(r, r == 0 ? 1 : 3).to(gpu_of_replica());
+    return std::vector<Tensor>{ctx.all_gather(even, 1).to("CPU:0"), ctx.all_gather(uneven, -1).to("CPU:0")};
+  });
+  for (std::size_t r = 0; r < 2; ++r) {
+    CHECK(array_equal(results[0].values()[r],
+                      Tensor::from_vector(std::vector<float>{0, 1, 10, 11, 2, 3, 12, 13}).reshape({2, 4})));
+    CHECK(array_equal(results[1].values()[r],
+                      Tensor::from_vector(std::vector<float>{0, 10, 11, 12, 1, 13, 14, 15}).reshape({2, 4})));
+  }
+  CHECK(nccl.backend->calls_run(NcclCall::Kind::all_gather) == 1);
+  CHECK(nccl.backend->calls_run(NcclCall::Kind::broadcast) == 2);
+  CHECK(gpus.backend->misuse().empty());
+  CHECK(nccl.backend->misuse().empty());
+}
+
 TEST_CASE("mismatched collectives of GPU tensors fail on every replica before NCCL sees them",
           "[actors][gpu][nccl]") {
   EmulatedGpus gpus(2);

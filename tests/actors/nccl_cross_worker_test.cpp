@@ -164,3 +164,28 @@ TEST_CASE("a worker lost while the others wait in NCCL fails the collective on e
   }
   CHECK(nccl.backend->ranks_aborted() == workers * replicas);
 }
+
+TEST_CASE("where NCCL cannot span the workers, their GPU tensors cross through host copies and the ring, and the "
+          "results come back to each replica's GPU",
+          "[actors][gpu][nccl][cluster]") {
+  EmulatedGpus gpus(workers * replicas);  // no NCCL installed: the build's, unavailable without a GPU
+  Runtime rt({.logical_cpu_devices = 1});
+  auto through_host = options();
+  through_host.cluster->gpu_tensors_through_host = true;  // what the strategy's agreement decided
+  SimulatedCluster cluster(rt, workers, replicas, through_host, own_gpus(rt));
+  auto errors = cluster.run([&](int w, int r, ReplicaHandle& h) {
+    const int g = w * replicas + r;
+    const std::string device = "GPU:" + std::to_string(g);
+    auto mean = h.collective(request(CollectiveKind::all_reduce, ReduceOp::MEAN,
+                                     {Tensor::full({5}, 2.0 * g, DType::float32).to(device)}));
+    REQUIRE(mean.tensors.at(0).device().short_name() == device);
+    REQUIRE(mean.tensors.at(0).to("CPU:0").to_vector<float>() == std::vector<float>(5, 3.0f));
+    auto gathered = h.collective(request(CollectiveKind::all_gather, ReduceOp::SUM,
+                                         {Tensor::full({g + 1}, g, DType::int32).to(device)}));
+    REQUIRE(gathered.tensors.at(0).device().short_name() == device);
+    REQUIRE(gathered.tensors.at(0).to("CPU:0").to_vector<int32_t>()
+            == std::vector<int32_t>{0, 1, 1, 2, 2, 2, 3, 3, 3, 3});
+  });
+  require_all_ok(errors);
+  CHECK(gpus.backend->misuse().empty());
+}

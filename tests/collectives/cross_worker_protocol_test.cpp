@@ -59,7 +59,7 @@ TEST_CASE("a worker that announces a collective twice fails it instead of counti
   const CollectiveKey key{7, 1, 0};
   const std::vector<Tensor> mine{Tensor::from_vector<float>({1, 2})};
   h.machine.start(key, CollectiveKind::all_gather, ReduceOp::SUM, 0, mine);
-  const auto announce = AnnouncePayload{CollectiveFingerprint::of(CollectiveKind::all_gather, ReduceOp::SUM, 0, mine), 1}.encode();
+  const auto announce = AnnouncePayload{CollectiveFingerprint::of(CollectiveKind::all_gather, ReduceOp::SUM, 0, mine), 1, {}}.encode();
   h.machine.on_frame(1, header_of(FrameType::announce, key), announce);
   REQUIRE(h.failures.empty());
   h.machine.on_frame(1, header_of(FrameType::announce, key), announce);
@@ -87,7 +87,7 @@ TEST_CASE("workers that reduce with SUM and MEAN under one key fail with a misma
   const std::vector<Tensor> tensors{Tensor::from_vector<float>({1, 2})};
   h.machine.start(key, CollectiveKind::all_reduce, ReduceOp::SUM, 0, tensors);
   const auto theirs = CollectiveFingerprint::of(CollectiveKind::all_reduce, ReduceOp::MEAN, 0, tensors);
-  h.machine.on_frame(1, header_of(FrameType::announce, key), AnnouncePayload{theirs, 1}.encode());
+  h.machine.on_frame(1, header_of(FrameType::announce, key), AnnouncePayload{theirs, 1, {}}.encode());
   REQUIRE(h.failures.size() == 1);
   CHECK(h.failures[0].first == Errc::key_mismatch);
   CHECK_THAT(h.failures[0].second, Catch::Contains("task worker:0 sent all_reduce(SUM)")
@@ -101,7 +101,7 @@ TEST_CASE("a group that goes away aborts its pending collectives on every other 
   const CollectiveKey heard_of{7, 1, 1}; // only worker 1 issued it so far
   const std::vector<Tensor> mine{Tensor::from_vector<float>({1, 2})};
   h.machine.start(started, CollectiveKind::all_reduce, ReduceOp::SUM, 0, mine);
-  const auto announce = AnnouncePayload{CollectiveFingerprint::of(CollectiveKind::all_reduce, ReduceOp::SUM, 0, mine), 1}.encode();
+  const auto announce = AnnouncePayload{CollectiveFingerprint::of(CollectiveKind::all_reduce, ReduceOp::SUM, 0, mine), 1, {}}.encode();
   h.machine.on_frame(1, header_of(FrameType::announce, heard_of), announce);
   h.sent.clear();
   h.machine.abort_pending("its strategy was destroyed before this collective ended");
@@ -124,7 +124,7 @@ TEST_CASE("a failure is remembered until every worker finished its run, however 
   h.machine.start(CollectiveKey{7, 3, 0}, CollectiveKind::all_reduce, ReduceOp::SUM, 0, mine);
   // Worker 1's late announce of the failed collective is dropped, not kept
   // as a collective that waits forever.
-  const auto announce = AnnouncePayload{CollectiveFingerprint::of(CollectiveKind::all_reduce, ReduceOp::SUM, 0, mine), 1}.encode();
+  const auto announce = AnnouncePayload{CollectiveFingerprint::of(CollectiveKind::all_reduce, ReduceOp::SUM, 0, mine), 1, {}}.encode();
   h.machine.on_frame(1, header_of(FrameType::announce, failed), announce);
   CHECK_FALSE(h.machine.active(failed));
   // A worker that joins the failed collective late gets the same failure.
@@ -149,7 +149,7 @@ TEST_CASE("a peer lost in the middle of a transfer fails the collective with pee
   const std::vector<Tensor> mine{Tensor::from_vector<float>(std::vector<float>(1024, 1.0f))};
   machine.start(key, CollectiveKind::all_reduce, ReduceOp::SUM, 0, mine);
   machine.on_frame(1, header_of(FrameType::announce, key),
-                   AnnouncePayload{CollectiveFingerprint::of(CollectiveKind::all_reduce, ReduceOp::SUM, 0, mine), 1}.encode());
+                   AnnouncePayload{CollectiveFingerprint::of(CollectiveKind::all_reduce, ReduceOp::SUM, 0, mine), 1, {}}.encode());
   REQUIRE(data_sent > 0); // the transfer is under way
   machine.on_peer_lost(1, "its data connection closed", false);
   REQUIRE(failures.size() == 1);

@@ -60,12 +60,18 @@ TEST_CASE("NCCL all-reduces, gathers and reduces again on one communicator, one 
       auto sums = ctx.all_reduce(ReduceOp::SUM, std::vector<Tensor>{mine, Tensor::full({7}, 1, DType::int32).to(device)});
       const Tensor mean = ctx.all_reduce(ReduceOp::MEAN, mine);
       const Tensor rows = ctx.all_gather(Tensor::full({r + 1, 3}, r, DType::float32).to(device), 0);
+      const Tensor columns = ctx.all_gather(Tensor::full({2, r + 1}, r, DType::float32).to(device), 1);
       return std::vector<Tensor>{sums[0].to("CPU:0"), sums[1].to("CPU:0"), mean.to("CPU:0"), rows.to("CPU:0"),
-                                 Tensor(sums[0].device().short_name() == device)};
+                                 Tensor(sums[0].device().short_name() == device), columns.to("CPU:0")};
     });
     std::vector<float> gathered;
-    for (int r = 0; r < replicas; ++r)
+    std::vector<float> row;  // of the gather along axis 1, both rows alike
+    for (int r = 0; r < replicas; ++r) {
       gathered.insert(gathered.end(), static_cast<std::size_t>(3 * (r + 1)), static_cast<float>(r));
+      row.insert(row.end(), static_cast<std::size_t>(r + 1), static_cast<float>(r));
+    }
+    std::vector<float> columns = row;
+    columns.insert(columns.end(), row.begin(), row.end());
     for (int r = 0; r < replicas; ++r) {
       const auto i = static_cast<std::size_t>(r);
       CHECK(results[4].values()[i].item<bool>());
@@ -73,6 +79,7 @@ TEST_CASE("NCCL all-reduces, gathers and reduces again on one communicator, one 
       CHECK(array_equal(results[1].values()[i], Tensor::full({7}, replicas, DType::int32)));
       CHECK(all_close(results[2].values()[i], expected_sum / static_cast<float>(replicas), 1e-6, 1e-6));
       CHECK(results[3].values()[i].to_vector<float>() == gathered);
+      CHECK(results[5].values()[i].to_vector<float>() == columns);
     }
   }
 }

@@ -112,6 +112,24 @@ void EmulatedGpuBackend::copy_async(int gpu, internal::GpuStream, void* dst, con
   std::memcpy(dst, src, bytes);
 }
 
+void EmulatedGpuBackend::copy_2d_async(int gpu, internal::GpuStream, void* dst, std::size_t dst_pitch,
+                                       const void* src, std::size_t src_pitch, std::size_t width, std::size_t rows) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  if (rows == 0 || width == 0)
+    return;
+  // cudaMemcpy2DAsync's rule: pitches at least the width.
+  const std::size_t dst_span = (rows - 1) * dst_pitch + width;
+  const std::size_t src_span = (rows - 1) * src_pitch + width;
+  if (width > dst_pitch || width > src_pitch || gpu_of(dst, dst_span) != gpu || gpu_of(src, src_span) != gpu) {
+    note("a 2D copy with a pitch below its width, or rows outside GPU " + std::to_string(gpu) + "'s memory");
+    return;
+  }
+  ++copies_[GpuCopyKind::device_to_device];
+  for (std::size_t r = 0; r < rows; ++r)
+    std::memcpy(static_cast<std::byte*>(dst) + r * dst_pitch, static_cast<const std::byte*>(src) + r * src_pitch,
+                width);
+}
+
 void EmulatedGpuBackend::zero_async(int gpu, internal::GpuStream, void* dst, std::size_t bytes) {
   std::lock_guard<std::mutex> guard{mutex_};
   if (gpu_of(dst, bytes) != gpu)

@@ -40,6 +40,8 @@ public:
   void destroy_stream(int gpu, internal::GpuStream stream) noexcept override;
   void copy_async(int gpu, internal::GpuStream stream, void* dst, const void* src, std::size_t bytes,
                   internal::GpuCopyKind kind, int src_gpu) override;
+  void copy_2d_async(int gpu, internal::GpuStream stream, void* dst, std::size_t dst_pitch, const void* src,
+                     std::size_t src_pitch, std::size_t width, std::size_t rows) override;
   void zero_async(int gpu, internal::GpuStream stream, void* dst, std::size_t bytes) override;
   void notify_when_done(int gpu, internal::GpuStream stream,
                         std::function<void(const std::string&)> done) override;

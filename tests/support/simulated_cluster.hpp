@@ -60,6 +60,7 @@ public:
         setup.halving_doubling_max_bytes = options.cluster->halving_doubling_max_bytes;
         setup.implementation = options.cluster->implementation;
         setup.bytes_per_pack = options.cluster->bytes_per_pack;
+        setup.gpu_tensors_through_host = options.cluster->gpu_tensors_through_host;
       }
       opts.cluster = setup;
       opts.group_id = group_id;

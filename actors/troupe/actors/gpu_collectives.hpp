@@ -51,6 +51,10 @@ public:
   /// Whether any of `inputs` ([replica][tensor]) lives on a GPU.
   [[nodiscard]] static bool wanted(const std::vector<std::vector<Tensor>>& inputs) noexcept;
 
+  /// Why NCCL cannot run between replicas on `devices` (a device that is not
+  /// a GPU of a troupe Runtime, two on one card, no NCCL), or "" when it can.
+  [[nodiscard]] static std::string nccl_unusable_reason(const std::vector<DeviceSpec>& devices);
+
   /// Whether this group's GPU collectives run through NCCL; throws
   /// Error(not_supported) naming why NCCL was asked for and cannot run.
   [[nodiscard]] bool uses_nccl();

@@ -28,9 +28,11 @@ class GpuDeviceMemory;
 ///   ncclAvg); with `bytes_per_pack`, small tensors are first copied into
 ///   packs on the stream, one ncclAllReduce per pack, and the outputs are
 ///   views of the packs (TensorFlow's packing of small tensors).
-/// - all_gather along axis 0: ncclAllGather when every rank sends the same
-///   shape; grouped ncclBroadcasts from each rank into its place otherwise
-///   (`gather_rows[r]`: rank r's rows of each tensor), as TensorFlow does.
+/// - all_gather: ncclAllGather when every rank sends the same shape; grouped
+///   ncclBroadcasts from each rank into its place otherwise
+///   (`gather_rows[r]`: rank r's size along the axis, per tensor), as
+///   TensorFlow does. Along an inner axis the ranks' blocks land in a
+///   staging buffer and a 2D copy per rank places them.
 /// - broadcast: rank 0's tensors to every rank (ncclBroadcast).
 class NcclCollective final : public FiberCollective {
 public:
@@ -39,7 +41,7 @@ public:
     ReduceOp op = ReduceOp::SUM;
     int axis = 0;  ///< all_gather
     NcclCommunicatorSpec communicator;  ///< rank: the first local replica's
-    /// all_gather: per rank, per tensor, its rows along axis 0.
+    /// all_gather: per rank, per tensor, its size along the axis.
     std::vector<std::vector<int64_t>> gather_rows;
     std::chrono::nanoseconds timeout{0};
     /// all_reduce: consecutive tensors of one dtype are copied into packs of

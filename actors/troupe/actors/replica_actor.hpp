@@ -23,6 +23,9 @@ struct ReplicaSetup {
   caf::actor group;
   void* frame = nullptr;
   std::size_t stack_bytes = 1024 << 10;
+  /// Collectives of GPU tensors run on host copies (the multi-worker ring,
+  /// where NCCL cannot span the workers); the results go back to the GPU.
+  bool stage_gpu_tensors_through_host = false;
 };
 
 /// One replica of a strategy: an event-based actor that runs the strategy's
@@ -59,6 +62,8 @@ public:
   void await(const Completion& done) override;
 
 private:
+  /// collective() without staging GPU tensors through the host.
+  CollectiveResult collective_as_is(CollectiveRequest request);
   void start_run(std::shared_ptr<RunJob> job);
   void on_done(CollectiveDoneMsg& msg);
   void resume_fiber();

@@ -30,6 +30,10 @@ struct CrossWorkerSetup {
   int64_t bytes_per_pack = 0;              ///< 0: one pack per dtype
   std::size_t halving_doubling_max_bytes = 64 << 10; ///< AUTO: packs up to this use halving-doubling
   RingOptions ring;
+  /// GPU tensors cross workers through the host and this protocol, not
+  /// NCCL: agreed at the strategy's creation, when some worker cannot run
+  /// NCCL (each replica then copies its GPU tensors to the host and back).
+  bool gpu_tensors_through_host = false;
 };
 
 /// The cross-worker half of a group's collectives (the hierarchical scheme:

@@ -120,6 +120,14 @@ public:
     (void) cudaStreamDestroy(static_cast<cudaStream_t>(stream));
   }
 
+  void copy_2d_async(int gpu, GpuStream stream, void* dst, std::size_t dst_pitch, const void* src,
+                     std::size_t src_pitch, std::size_t width, std::size_t rows) override {
+    select(gpu);
+    check(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows, cudaMemcpyDeviceToDevice,
+                            static_cast<cudaStream_t>(stream)),
+          gpu, "cudaMemcpy2DAsync (device to device)");
+  }
+
   void copy_async(int gpu, GpuStream stream, void* dst, const void* src, std::size_t bytes, GpuCopyKind kind,
                   int src_gpu) override {
     select(gpu);

@@ -73,6 +73,11 @@ public:
   /// `src_gpu`), through peer access where the cards allow it.
   virtual void copy_async(int gpu, GpuStream stream, void* dst, const void* src, std::size_t bytes,
                           GpuCopyKind kind, int src_gpu) = 0;
+  /// Enqueues a copy of `rows` rows of `width` bytes within `gpu`'s memory,
+  /// from rows `src_pitch` bytes apart to rows `dst_pitch` bytes apart
+  /// (cudaMemcpy2DAsync): a block of a row-major tensor into a wider one.
+  virtual void copy_2d_async(int gpu, GpuStream stream, void* dst, std::size_t dst_pitch, const void* src,
+                             std::size_t src_pitch, std::size_t width, std::size_t rows) = 0;
   /// Enqueues setting `bytes` at `dst` to zero.
   virtual void zero_async(int gpu, GpuStream stream, void* dst, std::size_t bytes) = 0;
   /// Calls `done` once the work enqueued on `stream` so far has finished,

@@ -54,7 +54,9 @@ private:
   /// cluster strategies, replicas, CommunicationOptions, collective knobs)
   /// with every other worker's through the runtime's AgreementGroup; a
   /// difference is Error(failed_precondition) on every worker, naming it.
-  void agree_on_cluster_settings(uint64_t position, const CrossWorkerSetup& setup);
+  /// Returns whether GPU tensors cross workers through the host's ring
+  /// (gpu_tensors_through_host, from every worker's GPU capability).
+  bool agree_on_cluster_settings(uint64_t position, const CrossWorkerSetup& setup);
 
   std::string name_;
   Runtime& runtime_;
