@@ -1,5 +1,6 @@
 #include <troupe/actors/collective_group_actor.hpp>
 #include <troupe/actors/gpu_all_reduce.hpp>
+#include <troupe/actors/nccl_announcement.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -114,9 +115,9 @@ caf::behavior CollectiveGroupActor::make_behavior() {
         if (auto i = pending_.find(key); i != pending_.end())
           fail(key, i->second, code, why);
       });
-    cross_->on_agreed([this](const CollectiveKey& key, const std::string& communicator,
+    cross_->on_agreed([this](const CollectiveKey& key, const std::vector<std::string>& details,
                              const std::vector<CollectiveFingerprint>& fingerprints) {
-      on_agreed(key, communicator, fingerprints);
+      on_agreed(key, details, fingerprints);
     });
     send(setup_.link, LinkRegisterMsg{setup_.group_id, this});
   }
@@ -412,22 +413,21 @@ void CollectiveGroupActor::gpu_collective(const CollectiveKey& key, Pending& pen
   }
   // Across workers NCCL sees the calls only once every worker announced the
   // same collective (CrossWorkerCollectives::agree); rank 0's announce names
-  // the communicator. Every rank must then know every other's rows: an
-  // all_gather takes one shape on every replica.
-  for (const auto& replica_rows : rows)
-    if (replica_rows != rows.front())
-      throw Error(Errc::not_supported, "all_gather of GPU tensors across workers takes the same shape on every "
-                                       "replica; pad the values to one shape, or copy them to the host first");
+  // the communicator, and every worker's gives its replicas' all_gather
+  // sizes (every rank must know every other's block).
+  NcclAnnouncement announcement;
+  if (cross_->rank() == 0)
+    announcement.communicator = gpu_->announce();
+  announcement.sizes = std::move(rows);
   pending.cross = true;
   pending.gpu_inputs = std::move(inputs);
-  const std::string communicator = cross_->rank() == 0 ? gpu_->announce() : std::string{};
   // May fail at once, which erases `pending`.
-  cross_->agree(key, first.kind, first.op, first.axis, pending.gpu_inputs.front(), communicator);
+  cross_->agree(key, first.kind, first.op, first.axis, pending.gpu_inputs.front(), announcement.encode());
   if (!timer_armed_ && pending_.count(key))
     arm_timer();
 }
 
-void CollectiveGroupActor::on_agreed(const CollectiveKey& key, const std::string& communicator,
+void CollectiveGroupActor::on_agreed(const CollectiveKey& key, const std::vector<std::string>& details,
                                      const std::vector<CollectiveFingerprint>& fingerprints) {
   auto i = pending_.find(key);
   if (i == pending_.end())
@@ -435,21 +435,21 @@ void CollectiveGroupActor::on_agreed(const CollectiveKey& key, const std::string
   auto& pending = i->second;
   const auto& first = *pending.contributions.front()->request;
   try {
-    if (cross_->rank() != 0)
-      gpu_->adopt(communicator);
-    std::vector<std::vector<int64_t>> rows;
-    if (first.kind == CollectiveKind::all_gather) {
-      for (const auto& fp : fingerprints)
-        if (fp.shapes != fingerprints.front().shapes)
-          throw Error(Errc::not_supported, "all_gather of GPU tensors across workers takes the same shape on every "
-                                    "replica, but the workers sent " + fp.describe() + " and "
-                                    + fingerprints.front().describe()
-                                    + "; pad the values to one shape, or copy them to the host first");
-      std::vector<int64_t> per_tensor;
-      for (const auto& t : pending.gpu_inputs.front())
-        per_tensor.push_back(t.shape().rank() > 0 ? t.shape()[t.shape().normalize_axis(first.axis)] : 1);
-      const auto ranks = static_cast<std::size_t>(cross_->size()) * pending.gpu_inputs.size();
-      rows.assign(ranks, per_tensor);
+    const auto replicas = pending.gpu_inputs.size();
+    const auto tensors = fingerprints.front().shapes.size();
+    std::vector<std::vector<int64_t>> rows;  // all_gather: [global rank][tensor]
+    for (std::size_t w = 0; w < details.size(); ++w) {
+      auto announcement = NcclAnnouncement::decode(details[w], cross_->task_name(static_cast<int>(w)), replicas,
+                                                   tensors);
+      if (w == 0 && cross_->rank() != 0)
+        gpu_->adopt(announcement.communicator);
+      if (first.kind == CollectiveKind::all_gather) {
+        if (announcement.sizes.size() != replicas)
+          throw Error(Errc::data_loss, "task " + cross_->task_name(static_cast<int>(w))
+                                         + " announced an all_gather without its replicas' sizes");
+        for (auto& replica : announcement.sizes)
+          rows.push_back(std::move(replica));
+      }
     }
     auto plan = gpu_->nccl_plan(first.kind, first.op, first.axis, std::move(pending.gpu_inputs), std::move(rows),
                                 describe(key));

@@ -35,7 +35,7 @@ struct CrossWorkerCollectives::Key {
   std::vector<std::optional<CollectiveFingerprint>> announced;
   std::vector<bool> verified;
   bool agreement_only = false;          ///< agree(): no algorithm, NCCL runs it
-  std::vector<std::string> communicators; ///< [rank]: from its announce
+  std::vector<std::string> communicators; ///< [rank]: the NCCL details of its announce
   int verified_count = 0;
   std::vector<Pack> packs;
   bool algorithms_started = false;
@@ -105,8 +105,8 @@ void CrossWorkerCollectives::start(const CollectiveKey& key, CollectiveKind kind
 }
 
 void CrossWorkerCollectives::agree(const CollectiveKey& key, CollectiveKind kind, ReduceOp op, int axis,
-                                   const std::vector<Tensor>& local, std::string communicator) {
-  begin(key, kind, op, axis, local, std::move(communicator));
+                                   const std::vector<Tensor>& local, std::string details) {
+  begin(key, kind, op, axis, local, std::move(details));
 }
 
 void CrossWorkerCollectives::begin(const CollectiveKey& key, CollectiveKind kind, ReduceOp op, int axis,
@@ -223,10 +223,10 @@ void CrossWorkerCollectives::all_announced(const CollectiveKey& key, Key& state)
   std::vector<CollectiveFingerprint> fingerprints;
   for (const auto& fp : state.announced)
     fingerprints.push_back(*fp);
-  const std::string communicator = state.communicators.front();
+  const auto details = std::move(state.communicators);
   keys_.erase(key);
   if (agreed_)
-    agreed_(key, communicator, fingerprints);
+    agreed_(key, details, fingerprints);
 }
 
 void CrossWorkerCollectives::start_algorithms(const CollectiveKey& key, Key& state) {

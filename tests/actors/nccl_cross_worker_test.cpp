@@ -10,7 +10,10 @@
 #include <string>
 #include <vector>
 
+#include <troupe/actors/nccl_announcement.hpp>
+
 #include "support/emulated_gpus.hpp"
+#include "support/error_code_of.hpp"
 #include "support/replica_errors.hpp"
 #include "support/simulated_cluster.hpp"
 
@@ -74,12 +77,21 @@ TEST_CASE("workers all-reduce, broadcast and all-gather GPU tensors through one 
                                            {Tensor::full({1, 2}, g, DType::int32).to(device)}));
       REQUIRE(gathered.tensors.at(0).shape() == Shape{4, 2});
       REQUIRE(gathered.tensors.at(0).to("CPU:0").to_vector<int32_t>() == std::vector<int32_t>{0, 0, 1, 1, 2, 2, 3, 3});
+      // Uneven: replica g sends g + 1 rows; every rank learns every other's from the announces.
+      auto uneven = h.collective(request(CollectiveKind::all_gather, ReduceOp::SUM,
+                                         {Tensor::full({g + 1, 2}, g, DType::int32).to(device)}));
+      std::vector<int32_t> want;
+      for (int k = 0; k < workers * replicas; ++k)
+        for (int row = 0; row <= k; ++row)
+          want.insert(want.end(), {k, k});
+      REQUIRE(uneven.tensors.at(0).shape() == Shape{10, 2});
+      REQUIRE(uneven.tensors.at(0).to("CPU:0").to_vector<int32_t>() == want);
     });
     require_all_ok(errors);
-    // Rank 0 named one communicator for all four collectives; each GPU joined it once.
+    // Rank 0 named one communicator for all five collectives; each GPU joined it once.
     CHECK(nccl.backend->unique_ids() == 1);
     CHECK(nccl.backend->ranks_created() == workers * replicas);
-    CHECK(nccl.backend->groups_run() == 4);
+    CHECK(nccl.backend->groups_run() == 5);
   }
   CHECK(nccl.backend->ranks_alive() == 0);
   CHECK(nccl.backend->misuse().empty());
@@ -188,4 +200,29 @@ TEST_CASE("where NCCL cannot span the workers, their GPU tensors cross through h
   });
   require_all_ok(errors);
   CHECK(gpus.backend->misuse().empty());
+}
+
+TEST_CASE("NCCL details read from another worker are bounded before they are used, naming the worker",
+          "[actors][nccl][cluster]") {
+  NcclAnnouncement sent;
+  sent.communicator = "rank 0's communicator";
+  sent.sizes = {{1, 2}, {3, 4}};
+  const std::string bytes = sent.encode();
+  const auto read = NcclAnnouncement::decode(bytes, "worker:1", 2, 2);
+  CHECK(read.communicator == sent.communicator);
+  CHECK(read.sizes == sent.sizes);
+
+  using troupe::testing::error_code_of;
+  using troupe::testing::error_message_of;
+  CHECK(error_code_of([&] { (void) NcclAnnouncement::decode(bytes.substr(0, bytes.size() - 1), "worker:1", 2, 2); })
+        == Errc::data_loss);
+  CHECK_THAT(error_message_of([&] { (void) NcclAnnouncement::decode(bytes + "x", "worker:1", 2, 2); }),
+             Contains("task worker:1") && Contains("left over"));
+  CHECK_THAT(error_message_of([&] { (void) NcclAnnouncement::decode(bytes, "worker:1", 3, 2); }),
+             Contains("2 replicas x 2 tensors, where every worker has 3 x 2"));
+  // A communicator length beyond the bytes: refused before anything is read or allocated.
+  std::string huge = bytes;
+  const uint32_t lie = 0xFFFFFFF0u;
+  huge.replace(0, sizeof lie, reinterpret_cast<const char*>(&lie), sizeof lie);
+  CHECK(error_code_of([&] { (void) NcclAnnouncement::decode(huge, "worker:1", 2, 2); }) == Errc::data_loss);
 }

@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstring>
+
 #include <troupe/collectives/algorithm_selector.hpp>
 #include <troupe/collectives/progress_tracker.hpp>
 #include <troupe/collectives/tensor_packing.hpp>
@@ -33,9 +35,10 @@ Errc code_of(const std::function<void()>& f) {
 TEST_CASE("control frame payloads round-trip and refuse truncated frames", "[collectives][wire]") {
   const std::vector<Tensor> tensors{Tensor::from_vector<float>({1, 2, 3}, {3})};
   const auto fp = CollectiveFingerprint::of(CollectiveKind::all_reduce, ReduceOp::SUM, 0, tensors);
-  const auto announce = AnnouncePayload::decode(AnnouncePayload{fp, 3}.encode());
+  const auto announce = AnnouncePayload::decode(AnnouncePayload{fp, 3, "nccl details"}.encode());
   CHECK(announce.local_replicas == 3);
   CHECK(announce.fingerprint.describe() == fp.describe());
+  CHECK(announce.communicator == "nccl details");
 
   const auto abort = AbortPayload::decode(AbortPayload{Errc::key_mismatch, "why"}.encode());
   CHECK(abort.code == Errc::key_mismatch);
@@ -46,8 +49,14 @@ TEST_CASE("control frame payloads round-trip and refuse truncated frames", "[col
 
   CHECK(code_of([&] { (void)AbortPayload::decode(truncated(AbortPayload{}.encode(), 3)); }) == Errc::data_loss);
   CHECK(code_of([&] { (void)RunDonePayload::decode(truncated(RunDonePayload{}.encode(), 0)); }) == Errc::data_loss);
-  CHECK(code_of([&] { (void)AnnouncePayload::decode(truncated(AnnouncePayload{fp, 1}.encode(), 7)); })
+  CHECK(code_of([&] { (void)AnnouncePayload::decode(truncated(AnnouncePayload{fp, 1, {}}.encode(), 7)); })
         == Errc::data_loss);
+  // NCCL details longer than the frame (or the limit) are refused before they are read.
+  const auto honest = AnnouncePayload{fp, 1, "abc"}.encode();
+  auto lying = std::make_shared<std::vector<std::byte>>(honest.span().begin(), honest.span().end());
+  const uint32_t claimed = 1u << 30;
+  std::memcpy(lying->data() + lying->size() - sizeof(int64_t) - sizeof claimed, &claimed, sizeof claimed);
+  CHECK(code_of([&] { (void)AnnouncePayload::decode(frame_of(lying)); }) == Errc::data_loss);
   // A code this build does not know (a newer peer's) reads as cancelled.
   auto unknown = std::make_shared<std::vector<std::byte>>(4, std::byte{0xff});
   CHECK(AbortPayload::decode(frame_of(unknown)).code == Errc::cancelled);

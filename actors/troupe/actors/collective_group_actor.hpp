@@ -97,7 +97,7 @@ private:
   void gpu_collective(const CollectiveKey& key, Pending& pending);
   GpuCollectives& gpu_collectives();
   /// Every worker announced `key` alike: the replicas run it through NCCL.
-  void on_agreed(const CollectiveKey& key, const std::string& communicator,
+  void on_agreed(const CollectiveKey& key, const std::vector<std::string>& details,
                  const std::vector<CollectiveFingerprint>& fingerprints);
   void deliver(const CollectiveKey& key, Pending& pending, std::vector<Tensor> tensors,
                MergeValue merge_result);

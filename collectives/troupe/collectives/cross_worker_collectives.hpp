@@ -78,19 +78,20 @@ public:
   void start(const CollectiveKey& key, CollectiveKind kind, ReduceOp op, int axis, std::vector<Tensor> local);
 
   /// Called once every worker announced `key` with a matching fingerprint,
-  /// after agree(): rank 0's communicator and every worker's fingerprint.
-  using Agreed = std::function<void(const CollectiveKey& key, const std::string& communicator,
+  /// after agree(): every worker's details and fingerprint, by rank.
+  using Agreed = std::function<void(const CollectiveKey& key, const std::vector<std::string>& details,
                                     const std::vector<CollectiveFingerprint>& fingerprints)>;
   void on_agreed(Agreed agreed) { agreed_ = std::move(agreed); }
 
   /// Steps 1 and 2 only, for collectives that NCCL runs once the workers
-  /// agree on them: announces `key` with the fingerprint of `local` (one
-  /// replica's tensors) and, from rank 0, the `communicator` to run it on;
+  /// agree on them: announces `key` with the fingerprint of `local` (this
+  /// worker's tensors, as start() would take them) and its `details` (rank
+  /// 0's name the communicator to run it on);
   /// the Agreed callback follows when every announce matched (a mismatch
   /// fails the key everywhere, as for start()). The key ends there: what
   /// happens in NCCL is no longer this protocol's.
   void agree(const CollectiveKey& key, CollectiveKind kind, ReduceOp op, int axis, const std::vector<Tensor>& local,
-             std::string communicator);
+             std::string details);
 
   /// A frame from worker `from` for this group.
   void on_frame(int from, const FrameHeader& header, const FrameBytes& bytes);

@@ -21,13 +21,13 @@ namespace troupe::internal {
 
 /// announce: what the sender will contribute to the collective.
 struct AnnouncePayload {
-  /// Bounds a communicator read from the network.
-  static constexpr std::size_t max_communicator_bytes = 4096;
+  /// Bounds the NCCL details read from the network.
+  static constexpr std::size_t max_communicator_bytes = 64 << 10;
 
   CollectiveFingerprint fingerprint;
   int64_t local_replicas = 0; ///< the sender's replicas of this strategy
-  /// Collectives through NCCL: rank 0's announce names the communicator
-  /// (opaque here); empty otherwise.
+  /// Collectives through NCCL: the sender's details (opaque here: rank 0's
+  /// names the communicator, each gives its replicas' sizes); empty otherwise.
   std::string communicator;
 
   [[nodiscard]] FrameBytes encode() const;
