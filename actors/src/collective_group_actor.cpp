@@ -151,6 +151,8 @@ void CollectiveGroupActor::on_exit() {
     send(setup_.link, LinkRegisterMsg{setup_.group_id, nullptr});
   }
   cross_.reset();
+  if (gpu_)
+    gpu_->abandon("its strategy was destroyed");  // the device actors free its ranks
   gpu_.reset();  // its callback holds this actor
   setup_.link = nullptr; // the link holds this actor until it reads the unregistration
 }
@@ -392,6 +394,11 @@ void CollectiveGroupActor::run_on_fibers(const CollectiveKey& key, Pending& pend
 
 void CollectiveGroupActor::gpu_collective(const CollectiveKey& key, Pending& pending) {
   const auto& first = *pending.contributions.front()->request;
+  if (!cross_ && pending.contributions.size() == 1 && !gpu_collectives().uses_nccl()) {
+    // One replica: its all_gather and its broadcast are its own values.
+    finish_local(key, pending, first.tensors);
+    return;
+  }
   if (!gpu_collectives().uses_nccl())
     throw Error(Errc::not_supported, std::string{troupe::name(first.kind)}
                                        + " of GPU tensors runs through NCCL, which this group does not use (see "
@@ -418,6 +425,7 @@ void CollectiveGroupActor::gpu_collective(const CollectiveKey& key, Pending& pen
   NcclAnnouncement announcement;
   if (cross_->rank() == 0)
     announcement.communicator = gpu_->announce();
+  announcement.dropped = gpu_->last_dropped();
   announcement.sizes = std::move(rows);
   pending.cross = true;
   pending.gpu_inputs = std::move(inputs);
@@ -438,9 +446,19 @@ void CollectiveGroupActor::on_agreed(const CollectiveKey& key, const std::vector
     const auto replicas = pending.gpu_inputs.size();
     const auto tensors = fingerprints.front().shapes.size();
     std::vector<std::vector<int64_t>> rows;  // all_gather: [global rank][tensor]
+    std::string communicator;                // rank 0's
     for (std::size_t w = 0; w < details.size(); ++w) {
-      auto announcement = NcclAnnouncement::decode(details[w], cross_->task_name(static_cast<int>(w)), replicas,
-                                                   tensors);
+      const auto& task = cross_->task_name(static_cast<int>(w));
+      auto announcement = NcclAnnouncement::decode(details[w], task, replicas, tensors);
+      if (w == 0)
+        communicator = GpuCollectives::announced_name(announcement.communicator);
+      if (!announcement.dropped.empty() && announcement.dropped == communicator) {
+        // A worker gave up the communicator rank 0 still names (every worker
+        // sees the same announces, so all drop it alike): the next one is new.
+        gpu_->failed(communicator, "task " + task + " gave it up");
+        throw Error(Errc::cancelled, "NCCL communicator " + communicator + " failed on task " + task
+                                     + " before this collective; the next collective runs on a new one");
+      }
       if (w == 0 && cross_->rank() != 0)
         gpu_->adopt(announcement.communicator);
       if (first.kind == CollectiveKind::all_gather) {
@@ -502,13 +520,13 @@ void CollectiveGroupActor::on_part_done(const PartDoneMsg& msg) {
 
 void CollectiveGroupActor::deliver(const CollectiveKey& key, Pending& pending,
                                    std::vector<Tensor> tensors, MergeValue merge_result) {
-  // A GPU result can only be the one replica's own value (an all-reduce of one).
+  // A GPU result can only be the one replica's own value (a collective of one replica).
   for (const auto& t : tensors)
     if (!t.on_host()
         && (pending.senders.size() != 1 || t.device().short_name() != setup_.devices.front().short_name())) {
       fail(key, pending, Errc::not_supported,
-           describe(key) + " failed: collectives other than all_reduce do not take GPU tensors yet; copy them "
-                           "to the host first (t.to(\"CPU:0\"))");
+           describe(key) + " failed: this collective does not take GPU tensors; copy them to the host first "
+                           "(t.to(\"CPU:0\"))");
       return;
     }
   for (size_t i = 0; i < pending.senders.size(); ++i) {

@@ -126,18 +126,33 @@ std::string GpuCollectives::announce() {
   return out + spec.name;
 }
 
-void GpuCollectives::adopt(const std::string& announced) {
-  constexpr std::size_t fixed = NcclUniqueId::size + sizeof(int32_t);
-  if (announced.size() < fixed || announced.size() > fixed + 256)
+namespace {
+
+constexpr std::size_t announced_fixed = NcclUniqueId::size + sizeof(int32_t);
+constexpr std::size_t max_name_bytes = 256;
+
+void check_announced(const std::string& announced) {
+  if (announced.size() < announced_fixed || announced.size() > announced_fixed + max_name_bytes)
     fail(Errc::data_loss, "rank 0 announced an NCCL communicator of " + std::to_string(announced.size())
-                            + " bytes, which does not read as one (" + std::to_string(fixed) + " to "
-                            + std::to_string(fixed + 256) + " bytes)");
+                            + " bytes, which does not read as one (" + std::to_string(announced_fixed) + " to "
+                            + std::to_string(announced_fixed + max_name_bytes) + " bytes)");
+}
+
+} // namespace
+
+std::string GpuCollectives::announced_name(const std::string& announced) {
+  check_announced(announced);
+  return announced.substr(announced_fixed);
+}
+
+void GpuCollectives::adopt(const std::string& announced) {
+  check_announced(announced);
   NcclCommunicatorSpec spec;
   std::memcpy(spec.id.bytes.data(), announced.data(), NcclUniqueId::size);
   int32_t ranks = 0;
   std::memcpy(&ranks, announced.data() + NcclUniqueId::size, sizeof ranks);
   spec.ranks = ranks;
-  spec.name = announced.substr(fixed);
+  spec.name = announced.substr(announced_fixed);
   if (spec.ranks != setup_.ranks)
     fail(Errc::data_loss, "rank 0 announced NCCL communicator " + spec.name + " of " + std::to_string(spec.ranks)
                             + " ranks, but this group has " + std::to_string(setup_.ranks) + " replicas");
@@ -165,6 +180,7 @@ std::shared_ptr<FiberCollective> GpuCollectives::nccl_plan(CollectiveKind kind, 
 
 void GpuCollectives::failed(const std::string& failed_name, const std::string& why) {
   const std::string name = failed_name;  // it may be current_'s own, reset below
+  last_dropped_ = name;
   if (current_ && current_->name == name) {
     current_.reset();
     ++generation_;

@@ -53,7 +53,7 @@ caf::behavior GpuDeviceActor::make_behavior() {
     },
     [this](NcclGroupMsg& msg) {
       in_order([this, group = std::move(msg)]() mutable {
-        nccl_.start(std::move(group), failure_.empty() ? take_lost() : failure_);
+        nccl_.start(std::move(group), failure_, failure_.empty() ? take_lost() : std::string{});
       });
     },
     [this](GpuStreamDoneMsg& msg) { finish(msg); },
@@ -65,8 +65,18 @@ caf::behavior GpuDeviceActor::make_behavior() {
       nccl_.abort(msg.name, msg.why);
       run_held();
     },
-    [this](const NcclGroupDoneMsg& msg) { nccl_.group_done(msg.serial); },
-    [this](const NcclWatchdogMsg& msg) { nccl_.watchdog(msg.serial); },
+    [this](const NcclGroupDoneMsg& msg) {
+      nccl_.group_done(msg.serial);
+      run_held();
+    },
+    [this](const NcclWatchdogMsg& msg) {
+      nccl_.watchdog(msg.serial);
+      run_held();
+    },
+    [this](const NcclHealthMsg&) {
+      nccl_.health();
+      run_held();
+    },
   };
 }
 
@@ -107,8 +117,9 @@ void GpuDeviceActor::start(GpuTransfer& transfer, std::shared_ptr<GpuTransfer> o
     transfer.done.set();
     return;
   }
-  if (!owned) {
-    // A caller waits: it learns of a collective lost on the GPU (once).
+  if (!owned && transfer.kind != GpuTransfer::Kind::barrier) {
+    // A caller waits for data: it learns of a collective lost on the GPU
+    // (once). A barrier (the allocator's, before it frees blocks) does not.
     if (auto lost = take_lost(); !lost.empty()) {
       transfer.error = lost;
       transfer.done.set();
@@ -149,10 +160,12 @@ void GpuDeviceActor::start(GpuTransfer& transfer, std::shared_ptr<GpuTransfer> o
                              [self = caf::actor_cast<caf::actor>(this), sequence = entry.sequence, waiter,
                               staging = entry.staging, name = setup_.name, lost = lost_](const std::string& error) {
                                if (waiter != nullptr) {
-                                 std::string failed = error.empty() ? std::string{} : name + ": the stream failed: " + error;
+                                 std::string failed;
+                                 if (!error.empty())
+                                   failed = name + ": the stream failed: " + error;
                                  if (failed.empty()) {
                                    std::lock_guard<std::mutex> guard{lost->mutex};
-                                   if (sequence <= lost->through) {
+                                   if (sequence <= lost->through && waiter->kind != GpuTransfer::Kind::barrier) {
                                      failed = lost->why;
                                      lost->unreported = false;
                                    }

@@ -46,6 +46,8 @@ std::string NcclAnnouncement::encode() const {
   std::string out;
   put(out, static_cast<uint32_t>(communicator.size()));
   out += communicator;
+  put(out, static_cast<uint32_t>(dropped.size()));
+  out += dropped;
   put(out, static_cast<uint32_t>(sizes.size()));
   put(out, static_cast<uint32_t>(sizes.empty() ? 0 : sizes.front().size()));
   for (const auto& replica : sizes)
@@ -60,6 +62,8 @@ NcclAnnouncement NcclAnnouncement::decode(const std::string& bytes, const std::s
   NcclAnnouncement out;
   const auto communicator_bytes = in.get<uint32_t>();
   out.communicator.assign(in.take(communicator_bytes), communicator_bytes);
+  const auto dropped_bytes = in.get<uint32_t>();
+  out.dropped.assign(in.take(dropped_bytes), dropped_bytes);
   const auto replica_count = in.get<uint32_t>();
   const auto tensor_count = in.get<uint32_t>();
   if (replica_count != 0 && (replica_count != replicas || tensor_count != tensors))

@@ -25,8 +25,8 @@ NcclCollective::NcclCollective(Plan plan, std::vector<std::vector<Tensor>> input
     for (std::size_t t = 0; t < inputs_[r].size(); ++t) {
       const Tensor& x = inputs_[r][t];
       if (x.on_host() || x.device().short_name() != devices_[r].short_name())
-        fail(Errc::invalid_argument, kind + " through NCCL: replica " + std::to_string(plan_.communicator.rank + static_cast<int>(r))
-                                       + " runs on " + devices_[r].short_name() + " but its value "
+        fail(Errc::invalid_argument, kind + " through NCCL: replica "
+                                       + std::to_string(plan_.communicator.rank + static_cast<int>(r)) + " runs on " + devices_[r].short_name() + " but its value "
                                        + std::to_string(t) + " is in " + x.device().short_name()
                                        + " memory; every replica's values must be on its own GPU (copy them "
                                          "there with .to())");
@@ -103,13 +103,11 @@ void NcclCollective::pack_all_reduce(GpuDeviceMemory& gpu, const DeviceSpec& dev
 
 std::vector<Tensor> NcclCollective::run(int replica, const std::function<void(const Completion&)>&) {
   const auto me = static_cast<std::size_t>(replica);
-  auto memory = device_memory_for(devices_[me]);
-  auto* gpu = dynamic_cast<GpuDeviceMemory*>(memory.get());
-  if (gpu == nullptr)
-    fail(Errc::internal, plan_.what + ": " + devices_[me].short_name() + " is not a GPU of a troupe Runtime");
   const int rank = plan_.communicator.rank + replica;
   const auto& inputs = inputs_[me];
   auto buffers = std::make_shared<std::vector<Tensor>>(inputs);
+  std::shared_ptr<DeviceMemory> memory;
+  GpuDeviceMemory* gpu = nullptr;
   std::vector<Tensor> outputs;
   NcclGroupMsg group;
   // all_gather along an inner axis: the blocks NCCL wrote, copied into place after the group.
@@ -122,81 +120,99 @@ std::vector<Tensor> NcclCollective::run(int replica, const std::function<void(co
   };
   std::vector<Placement> placements;
   std::vector<Tensor> staging;  // alive until the placements are sent, behind which they may be reused
-  const bool packing = plan_.kind == CollectiveKind::all_reduce && plan_.bytes_per_pack > 0;
-  if (packing)
-    pack_all_reduce(*gpu, devices_[me], inputs, outputs, group.calls);
-  for (std::size_t t = 0; t < inputs.size() && !packing; ++t) {
-    const Tensor& x = inputs[t];
-    NcclCall call;
-    call.dtype = x.dtype();
-    call.send = x.device_data();
-    switch (plan_.kind) {
-      case CollectiveKind::all_reduce:
-      case CollectiveKind::broadcast: {
-        outputs.push_back(Tensor::empty(x.shape(), x.dtype(), devices_[me]));
-        call.kind = plan_.kind == CollectiveKind::all_reduce ? NcclCall::Kind::all_reduce : NcclCall::Kind::broadcast;
-        call.reduction = reduction_of(plan_.op);
-        call.count = static_cast<std::size_t>(x.num_elements());
-        call.recv = outputs.back().mutable_device_data();
-        if (call.count > 0)
-          group.calls.push_back(call);
-        break;
-      }
-      case CollectiveKind::all_gather: {
-        // Along `axis`: `outer` blocks of `units` x `trailing` elements per rank.
-        const int axis = x.shape().normalize_axis(plan_.axis);
-        int64_t outer = 1;
-        int64_t trailing = 1;
-        for (int d = 0; d < x.shape().rank(); ++d)
-          (d < axis ? outer : trailing) *= d == axis ? 1 : x.shape()[d];
-        int64_t total = 0;
-        bool even = true;
-        for (const auto& units : plan_.gather_rows) {
-          total += units.at(t);
-          even = even && units.at(t) == plan_.gather_rows.front().at(t);
-        }
-        outputs.push_back(Tensor::empty(x.shape().with_dim(axis, total), x.dtype(), devices_[me]));
-        const std::size_t element = size_of(x.dtype());
-        auto* out = reinterpret_cast<unsigned char*>(outputs.back().mutable_device_data());
-        // NCCL writes each rank's values as one block, rank after rank: the
-        // output itself along the outermost axis, else a staging buffer
-        // whose blocks are then copied into place, `outer` rows each.
-        unsigned char* blocks = out;
-        if (outer > 1 && total > 0) {
-          staging.push_back(Tensor::empty(Shape{outer * total * trailing}, x.dtype(), devices_[me]));
-          blocks = reinterpret_cast<unsigned char*>(staging.back().mutable_device_data());
-        }
-        int64_t offset = 0;  // units before rank q's
-        for (std::size_t q = 0; q < plan_.gather_rows.size(); ++q) {
-          const int64_t units = plan_.gather_rows[q].at(t);
-          const auto block_bytes = static_cast<std::size_t>(units * trailing) * element;
-          auto* block = blocks + static_cast<std::size_t>(offset * outer * trailing) * element;
-          if (outer > 1 && units > 0)
-            placements.push_back({out + static_cast<std::size_t>(offset * trailing) * element,
-                                  static_cast<std::size_t>(total * trailing) * element, block, block_bytes,
-                                  static_cast<std::size_t>(outer)});
-          if (!even && units > 0) {
-            NcclCall part = call;  // each rank broadcasts its block into its place
-            part.kind = NcclCall::Kind::broadcast;
-            part.root = static_cast<int>(q);
-            part.count = static_cast<std::size_t>(outer * units * trailing);
-            part.recv = block;
-            part.send = static_cast<int>(q) == rank ? x.device_data() : part.recv;
-            group.calls.push_back(part);
-          }
-          offset += units;
-        }
-        if (even && x.num_elements() > 0) {
-          call.kind = NcclCall::Kind::all_gather;
+  // Until the group reaches the device actor (which tells the group of its
+  // own failures), a failure here must abort the other ranks' groups.
+  try {
+    memory = device_memory_for(devices_[me]);
+    gpu = dynamic_cast<GpuDeviceMemory*>(memory.get());
+    if (gpu == nullptr)
+      fail(Errc::internal, plan_.what + ": " + devices_[me].short_name() + " is not a GPU of a troupe Runtime");
+    const bool packing = plan_.kind == CollectiveKind::all_reduce && plan_.bytes_per_pack > 0;
+    if (packing)
+      pack_all_reduce(*gpu, devices_[me], inputs, outputs, group.calls);
+    for (std::size_t t = 0; t < inputs.size() && !packing; ++t) {
+      const Tensor& x = inputs[t];
+      NcclCall call;
+      call.dtype = x.dtype();
+      call.send = x.device_data();
+      switch (plan_.kind) {
+        case CollectiveKind::all_reduce:
+        case CollectiveKind::broadcast: {
+          outputs.push_back(Tensor::empty(x.shape(), x.dtype(), devices_[me]));
+          call.kind = plan_.kind == CollectiveKind::all_reduce ? NcclCall::Kind::all_reduce : NcclCall::Kind::broadcast;
+          call.reduction = reduction_of(plan_.op);
           call.count = static_cast<std::size_t>(x.num_elements());
-          call.recv = blocks;
-          group.calls.push_back(call);
+          call.recv = outputs.back().mutable_device_data();
+          if (call.count > 0)
+            group.calls.push_back(call);
+          break;
         }
-        break;
+        case CollectiveKind::all_gather: {
+          // Along `axis`: `outer` blocks of `units` x `trailing` elements per rank.
+          const int axis = x.shape().normalize_axis(plan_.axis);
+          int64_t outer = 1;
+          int64_t trailing = 1;
+          for (int d = 0; d < x.shape().rank(); ++d)
+            (d < axis ? outer : trailing) *= d == axis ? 1 : x.shape()[d];
+          int64_t total = 0;
+          bool even = true;
+          for (const auto& units : plan_.gather_rows) {
+            // Sizes announced by other workers: no sum or product may overflow.
+            int64_t bytes = 0;
+            if (units.at(t) < 0 || __builtin_add_overflow(total, units.at(t), &total)
+                || __builtin_mul_overflow(total, outer * trailing, &bytes)
+                || __builtin_mul_overflow(bytes, static_cast<int64_t>(size_of(x.dtype())), &bytes))
+              fail(Errc::data_loss, "all_gather of value " + std::to_string(t) + ": the ranks' sizes along axis "
+                                      + std::to_string(axis) + " add up to more than a tensor can hold");
+            even = even && units.at(t) == plan_.gather_rows.front().at(t);
+          }
+          outputs.push_back(Tensor::empty(x.shape().with_dim(axis, total), x.dtype(), devices_[me]));
+          const std::size_t element = size_of(x.dtype());
+          auto* out = reinterpret_cast<unsigned char*>(outputs.back().mutable_device_data());
+          // NCCL writes each rank's values as one block, rank after rank: the
+          // output itself along the outermost axis, else a staging buffer
+          // whose blocks are then copied into place, `outer` rows each.
+          unsigned char* blocks = out;
+          if (outer > 1 && total > 0) {
+            staging.push_back(Tensor::empty(Shape{outer * total * trailing}, x.dtype(), devices_[me]));
+            blocks = reinterpret_cast<unsigned char*>(staging.back().mutable_device_data());
+          }
+          int64_t offset = 0;  // units before rank q's
+          for (std::size_t q = 0; q < plan_.gather_rows.size(); ++q) {
+            const int64_t units = plan_.gather_rows[q].at(t);
+            const auto block_bytes = static_cast<std::size_t>(units * trailing) * element;
+            auto* block = blocks + static_cast<std::size_t>(offset * outer * trailing) * element;
+            if (outer > 1 && units > 0)
+              placements.push_back({out + static_cast<std::size_t>(offset * trailing) * element,
+                                    static_cast<std::size_t>(total * trailing) * element, block, block_bytes,
+                                    static_cast<std::size_t>(outer)});
+            if (!even && units > 0) {
+              NcclCall part = call;  // each rank broadcasts its block into its place
+              part.kind = NcclCall::Kind::broadcast;
+              part.root = static_cast<int>(q);
+              part.count = static_cast<std::size_t>(outer * units * trailing);
+              part.recv = block;
+              part.send = static_cast<int>(q) == rank ? x.device_data() : part.recv;
+              group.calls.push_back(part);
+            }
+            offset += units;
+          }
+          if (even && x.num_elements() > 0) {
+            call.kind = NcclCall::Kind::all_gather;
+            call.count = static_cast<std::size_t>(x.num_elements());
+            call.recv = blocks;
+            group.calls.push_back(call);
+          }
+          break;
+        }
+        case CollectiveKind::merge_call:
+          fail(Errc::internal, plan_.what + ": merge_call does not run through NCCL");
       }
-      case CollectiveKind::merge_call:
-        fail(Errc::internal, plan_.what + ": merge_call does not run through NCCL");
     }
+  } catch (const std::exception& e) {
+    if (plan_.on_failure)
+      plan_.on_failure(plan_.communicator.name, plan_.what + " on " + devices_[me].short_name() + ": " + e.what());
+    throw;
   }
   buffers->insert(buffers->end(), outputs.begin(), outputs.end());
   buffers->insert(buffers->end(), staging.begin(), staging.end());
@@ -208,13 +224,7 @@ std::vector<Tensor> NcclCollective::run(int replica, const std::function<void(co
   group.what = plan_.what;
   group.timeout = plan_.timeout;
   group.on_communicator_end = plan_.on_failure;
-  try {
-    gpu->nccl(std::move(group));
-  } catch (const std::exception& e) {
-    if (plan_.on_failure)
-      plan_.on_failure(plan_.communicator.name, e.what());
-    throw;
-  }
+  gpu->nccl(std::move(group));  // its failures reach the group from the device actor
   if (!placements.empty())
     gpu->launch("all_gather: placing the blocks", [placements = std::move(placements),
                                                    staging = std::move(staging)](const GpuLaunchContext& ctx) {

@@ -1,5 +1,6 @@
 #include <troupe/actors/nccl_driver.hpp>
 
+#include <algorithm>
 #include <cstdio>
 
 #include <caf/all.hpp>
@@ -15,6 +16,10 @@ namespace {
 // milliseconds, and a connecting group far less.
 constexpr std::chrono::nanoseconds first_poll = std::chrono::microseconds{5};
 constexpr std::chrono::nanoseconds max_poll = std::chrono::milliseconds{1};
+// How often NCCL's own error state is read while collectives run on the GPU.
+constexpr std::chrono::nanoseconds health_interval = std::chrono::seconds{1};
+// Aborted communicators remembered, so that a group an abort overtook fails at once.
+constexpr std::size_t max_aborted_names = 64;
 
 std::string seconds(std::chrono::nanoseconds t) {
   char buf[32];
@@ -41,14 +46,19 @@ NcclDriver::~NcclDriver() {
   stop_after_stream();
 }
 
-void NcclDriver::start(NcclGroupMsg msg, const std::string& device_failure) {
+void NcclDriver::start(NcclGroupMsg msg, const std::string& device_failure, std::string lost) {
+  const auto& spec = msg.communicator;
   if (!device_failure.empty()) {
-    answer(msg.confirm, device_failure);
+    // The stream is dead: the peers must not wait for this rank.
+    give_up(msg, device_failure);
     return;
   }
-  const auto& spec = msg.communicator;
-  auto it = communicators_.find(spec.name);
-  if (it == communicators_.end()) {
+  if (aborted_names_.count(spec.name) != 0) {
+    // An abort that overtook this group (it came from another sender).
+    answer(msg.confirm, msg.what + " on " + device_ + ": NCCL communicator " + spec.name + " was aborted");
+    return;
+  }
+  if (communicators_.find(spec.name) == communicators_.end()) {
     try {
       Communicator created;
       created.comm = nccl_backend().init_rank(gpu_, spec.id, spec.ranks, spec.rank);
@@ -59,15 +69,23 @@ void NcclDriver::start(NcclGroupMsg msg, const std::string& device_failure) {
       TROUPE_LOG(debug, "coll") << device_ << ": NCCL communicator " << spec.name << ", rank " << spec.rank
                                 << " of " << spec.ranks;
     } catch (const std::exception& e) {
-      answer(msg.confirm, msg.what + " on " + device_ + ": NCCL could not create communicator " + spec.name
-                            + ": " + e.what());
+      give_up(msg, "NCCL could not create communicator " + spec.name + ": " + e.what());
       return;
     }
   }
   const auto timeout = msg.timeout;
   ++started_;
-  waiting_ = Waiting{std::move(msg), false, self_->clock().now() + timeout, first_poll};
+  waiting_ = Waiting{std::move(msg), false, self_->clock().now() + timeout, first_poll, std::move(lost)};
   advance();
+}
+
+void NcclDriver::give_up(const NcclGroupMsg& msg, const std::string& why) {
+  const std::string text = msg.what + " on " + device_ + ": " + why;
+  if (communicators_.count(msg.communicator.name) != 0)
+    end(msg.communicator.name, text, true);
+  else if (msg.on_communicator_end)
+    msg.on_communicator_end(msg.communicator.name, text);
+  answer(msg.confirm, text);
 }
 
 void NcclDriver::poll(uint64_t waiting) {
@@ -79,14 +97,25 @@ void NcclDriver::poll(uint64_t waiting) {
 
 void NcclDriver::advance() {
   auto& waiting = *waiting_;
-  const auto& name = waiting.msg.communicator.name;
-  auto& communicator = communicators_.at(name);
-  auto& nccl = nccl_backend();
+  const std::string name = waiting.msg.communicator.name;
+  auto it = communicators_.find(name);
+  if (it == communicators_.end()) {
+    fail_waiting("NCCL communicator " + name + " was aborted", false);
+    return;
+  }
+  const Communicator& communicator = it->second;
+  NcclState state = NcclState::in_progress;
   std::string error;
-  auto state = nccl.state(communicator.comm, error);
-  if (state == NcclState::ready && !waiting.issued) {
-    waiting.issued = true;
-    state = nccl.enqueue(gpu_, communicator.comm, stream_, waiting.msg.calls, error);
+  try {
+    auto& nccl = nccl_backend();
+    state = nccl.state(communicator.comm, error);
+    if (state == NcclState::ready && !waiting.issued) {
+      waiting.issued = true;
+      state = nccl.enqueue(gpu_, communicator.comm, stream_, waiting.msg.calls, error);
+    }
+  } catch (const std::exception& e) {
+    state = NcclState::failed;
+    error = e.what();
   }
   switch (state) {
     case NcclState::ready:
@@ -100,10 +129,10 @@ void NcclDriver::advance() {
   }
   if (self_->clock().now() >= waiting.deadline) {
     fail_waiting("NCCL did not get the collective going within " + seconds(waiting.msg.timeout) + ": rank "
-                 + std::to_string(communicator.rank) + " of communicator " + name + " waited for the other "
-                 + std::to_string(communicator.ranks - 1)
-                 + " ranks; the communicator was aborted. Every participant must reach the same collectives; "
-                   "if the step is legitimately slow, raise CommunicationOptions.timeout_seconds",
+                   + std::to_string(communicator.rank) + " of communicator " + name + " waited for the other "
+                   + std::to_string(communicator.ranks - 1)
+                   + " ranks; the communicator was aborted. Every participant must reach the same collectives; "
+                     "if the step is legitimately slow, raise CommunicationOptions.timeout_seconds",
                  true);
     return;
   }
@@ -114,20 +143,24 @@ void NcclDriver::advance() {
 void NcclDriver::succeed() {
   auto waiting = std::move(*waiting_);
   waiting_.reset();
+  const std::string& name = waiting.msg.communicator.name;
   const uint64_t serial = ++next_serial_;
-  communicators_.at(waiting.msg.communicator.name).last_serial = serial;
+  communicators_.at(name).last_serial = serial;
   latest_timeout_ = waiting.msg.timeout;
   if (!watching_) {
     try {
       watch(serial, waiting.msg.timeout);
     } catch (const std::exception& e) {
       // Without a completion to watch, a hang could not be told: give it up now.
-      end(waiting.msg.communicator.name, e.what(), true);
-      answer(waiting.msg.confirm, waiting.msg.what + " on " + device_ + ": " + e.what());
+      const std::string why = waiting.msg.what + " on " + device_ + ": " + e.what();
+      end(name, why, true);
+      answer(waiting.msg.confirm, why);
       return;
     }
   }
-  answer(waiting.msg.confirm, "");
+  // On the stream, so the peers are not left waiting; a loss found before
+  // is this caller's to hear now.
+  answer(waiting.msg.confirm, waiting.lost);
 }
 
 void NcclDriver::watch(uint64_t serial, std::chrono::nanoseconds timeout) {
@@ -136,13 +169,18 @@ void NcclDriver::watch(uint64_t serial, std::chrono::nanoseconds timeout) {
   });
   watching_ = serial;
   self_->delayed_send(self_, timeout, NcclWatchdogMsg{serial});
+  if (!health_scheduled_) {
+    health_scheduled_ = true;
+    self_->delayed_send(self_, std::min<std::chrono::nanoseconds>(health_interval, timeout), NcclHealthMsg{});
+  }
 }
 
 void NcclDriver::fail_waiting(const std::string& why, bool tell_group) {
   auto waiting = std::move(*waiting_);
   waiting_.reset();
-  end(waiting.msg.communicator.name, why, tell_group);
-  answer(waiting.msg.confirm, waiting.msg.what + " on " + device_ + ": " + why);
+  const std::string text = waiting.msg.what + " on " + device_ + ": " + why;
+  end(waiting.msg.communicator.name, text, tell_group);
+  answer(waiting.msg.confirm, waiting.lost.empty() ? text : waiting.lost + "; then " + text);
 }
 
 void NcclDriver::group_done(uint64_t serial) {
@@ -167,13 +205,48 @@ void NcclDriver::watchdog(uint64_t serial) {
     const std::string why = device_ + ": a collective on NCCL communicator " + names
                             + " did not finish on the GPU within its timeout (a peer stopped taking part); the "
                               "communicator was aborted, and the values computed from that collective on are lost";
-    lose(why);
+    // A group waiting on a hung communicator fails with it.
+    if (waiting_ && std::find(hung.begin(), hung.end(), waiting_->msg.communicator.name) != hung.end())
+      fail_waiting(why, true);
     for (const auto& name : hung)
       end(name, why, true);
   }
   // Else its communicators were aborted meanwhile, and the loss reported
   // then. Groups issued since (new communicators) get a watch of their own.
   rewatch();
+}
+
+void NcclDriver::health() {
+  // NCCL's own errors (a network failure, a peer's abort) on groups already
+  // on the stream: found here rather than at the watchdog's timeout.
+  health_scheduled_ = false;
+  std::vector<std::pair<std::string, std::string>> failed;
+  for (const auto& [name, communicator] : communicators_) {
+    if (!running(communicator))
+      continue;
+    std::string error;
+    try {
+      if (nccl_backend().state(communicator.comm, error) == NcclState::failed)
+        failed.emplace_back(name, error);
+    } catch (const std::exception& e) {
+      failed.emplace_back(name, e.what());
+    }
+  }
+  for (const auto& [name, error] : failed) {
+    const std::string why = device_ + ": NCCL reported a failure of communicator " + name + " while a collective "
+                            + "ran on the GPU: " + error;
+    if (waiting_ && waiting_->msg.communicator.name == name)
+      fail_waiting(why, true);
+    end(name, why, true);
+  }
+  bool any_running = false;
+  for (const auto& [name, communicator] : communicators_)
+    any_running = any_running || running(communicator);
+  if (any_running) {
+    health_scheduled_ = true;
+    self_->delayed_send(self_, std::min<std::chrono::nanoseconds>(health_interval, latest_timeout_),
+                        NcclHealthMsg{});
+  }
 }
 
 void NcclDriver::rewatch() {
@@ -192,12 +265,10 @@ void NcclDriver::abort(const std::string& name, const std::string& why) {
     fail_waiting(why, false);
     return;
   }
-  auto it = communicators_.find(name);
-  if (it == communicators_.end())
-    return;
-  if (running(it->second))
-    lose(device_ + ": a collective on NCCL communicator " + name + " was aborted on the GPU: " + why);
-  end(name, why, false);
+  if (communicators_.count(name) != 0)
+    end(name, why, false);
+  else
+    remember_aborted(name);  // a group naming it may still be on its way here
 }
 
 void NcclDriver::lose(const std::string& why) {
@@ -205,10 +276,13 @@ void NcclDriver::lose(const std::string& why) {
   on_lost_(why);
 }
 
-void NcclDriver::end(const std::string& name, const std::string& why, bool tell_group) noexcept {
+void NcclDriver::end(const std::string& name, const std::string& why, bool tell_group, bool stopping) noexcept {
   auto it = communicators_.find(name);
   if (it == communicators_.end())
     return;
+  // What is in flight on the stream may read the outputs of its groups.
+  if (running(it->second) && !stopping)
+    lose(device_ + ": a collective on NCCL communicator " + name + " was aborted on the GPU: " + why);
   // The group names a new communicator for its next collective, and aborts
   // the other local ranks of this one. Told first: whoever learns of the
   // abort next (a waiter on this stream) then reaches the group after it.
@@ -216,11 +290,27 @@ void NcclDriver::end(const std::string& name, const std::string& why, bool tell_
     it->second.on_end(name, why);
   nccl_backend().abort(it->second.comm);
   communicators_.erase(it);
+  remember_aborted(name);
+}
+
+void NcclDriver::remember_aborted(const std::string& name) {
+  if (!aborted_names_.insert(name).second)
+    return;
+  aborted_order_.push_back(name);
+  if (aborted_order_.size() > max_aborted_names) {
+    aborted_names_.erase(aborted_order_.front());
+    aborted_order_.pop_front();
+  }
 }
 
 void NcclDriver::stop_before_stream() {
-  if (waiting_)
-    fail_waiting(device_ + "'s device actor stopped (its Runtime is being destroyed)", false);
+  if (waiting_) {
+    auto waiting = std::move(*waiting_);
+    waiting_.reset();
+    end(waiting.msg.communicator.name, "", false, true);
+    answer(waiting.msg.confirm, waiting.msg.what + " on " + device_ + ": " + device_
+                                  + "'s device actor stopped (its Runtime is being destroyed)");
+  }
   // A group still running may wait for a peer that never comes: the stream
   // would never drain.
   std::vector<std::string> running;
@@ -228,7 +318,7 @@ void NcclDriver::stop_before_stream() {
     if (this->running(communicator))
       running.push_back(name);
   for (const auto& name : running)
-    end(name, "", false);
+    end(name, "", false, true);
 }
 
 void NcclDriver::stop_after_stream() noexcept {

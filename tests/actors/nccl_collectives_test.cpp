@@ -266,6 +266,55 @@ TEST_CASE("an NCCL collective whose peers never arrive fails on every replica wi
   CHECK(nccl.backend->misuse().empty());
 }
 
+TEST_CASE("an NCCL failure on one GPU aborts the other replicas' groups at once, long before their timeout",
+          "[actors][gpu][nccl]") {
+  EmulatedGpus gpus(2);
+  EmulatedNccl nccl;
+  Runtime rt({.logical_cpu_devices = 1});
+  MirroredStrategy strategy(rt, {}, nccl_options(60));
+  auto reduce = [] {
+    return get_replica_context().all_reduce(ReduceOp::SUM, Tensor::full({4}, 1.0, DType::float32).to(gpu_of_replica()))
+      .to("CPU:0");
+  };
+  CHECK(array_equal(strategy.run(reduce).values()[0], Tensor::full({4}, 2.0, DType::float32)));
+  nccl.backend->fail_gpu(1, "emulated network failure");
+  const auto start = std::chrono::steady_clock::now();
+  const auto message = error_message_of([&] { (void) strategy.run(reduce); });
+  // GPU:1's rank fails; GPU:0's, which waits for it, is aborted through the group.
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds{20});
+  CHECK_THAT(message, Contains("emulated network failure"));
+  CHECK(nccl.backend->ranks_aborted() == 2);
+}
+
+TEST_CASE("one replica on a GPU gathers and broadcasts its own GPU values without NCCL", "[actors][gpu][nccl]") {
+  EmulatedGpus gpus(1);
+  Runtime rt({.logical_cpu_devices = 1});
+  MirroredStrategy strategy(rt);  // AUTO, one GPU: no NCCL
+  auto result = strategy.run([] {
+    const Tensor mine = Tensor::full({2, 3}, 4.0, DType::float32).to("GPU:0");
+    const Tensor gathered = get_replica_context().all_gather(mine, 1);
+    require(gathered.device().short_name() == "GPU:0", "the gathered value stays on the GPU");
+    return gathered.to("CPU:0");
+  });
+  CHECK(array_equal(result.values()[0], Tensor::full({2, 3}, 4.0, DType::float32)));
+}
+
+TEST_CASE("a strategy destroyed while its Runtime lives frees its NCCL ranks", "[actors][gpu][nccl]") {
+  EmulatedGpus gpus(2);
+  EmulatedNccl nccl;
+  Runtime rt({.logical_cpu_devices = 1});
+  {
+    MirroredStrategy strategy(rt, {}, nccl_options());
+    (void) strategy.run([] {
+      return get_replica_context().all_reduce(ReduceOp::SUM, Tensor::full({4}, 1.0, DType::float32).to(gpu_of_replica()));
+    });
+    CHECK(nccl.backend->ranks_alive() == 2);
+  }
+  // The group's exit aborts its communicator on each device actor: wait (with a deadline) for them.
+  CHECK(nccl.backend->wait_for_aborted(2, std::chrono::seconds{20}));
+  CHECK(nccl.backend->ranks_alive() == 0);
+}
+
 TEST_CASE("an NCCL mean of integer GPU tensors is refused, naming the fix", "[actors][gpu][nccl]") {
   EmulatedGpus gpus(2);
   EmulatedNccl nccl;

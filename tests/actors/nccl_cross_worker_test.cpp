@@ -206,10 +206,12 @@ TEST_CASE("NCCL details read from another worker are bounded before they are use
           "[actors][nccl][cluster]") {
   NcclAnnouncement sent;
   sent.communicator = "rank 0's communicator";
+  sent.dropped = "group 1 gen 0";
   sent.sizes = {{1, 2}, {3, 4}};
   const std::string bytes = sent.encode();
   const auto read = NcclAnnouncement::decode(bytes, "worker:1", 2, 2);
   CHECK(read.communicator == sent.communicator);
+  CHECK(read.dropped == sent.dropped);
   CHECK(read.sizes == sent.sizes);
 
   using troupe::testing::error_code_of;

@@ -14,7 +14,8 @@ using internal::NcclState;
 struct EmulatedNcclBackend::Comm {
   std::array<unsigned char, internal::NcclUniqueId::size> id{};
   int ranks = 0;
-  std::vector<Rank*> members;  // [rank], null until it joined
+  std::vector<Rank*> members;  // [rank], null until it joined or once aborted
+  bool aborted = false;        ///< a rank was aborted: the others wait forever, as NCCL's would
   std::string failure;
   /// [group index][rank]: the rank's calls once it issued that group.
   std::vector<std::vector<std::optional<std::vector<NcclCall>>>> groups;
@@ -105,6 +106,11 @@ internal::NcclComm EmulatedNcclBackend::init_rank(int gpu, const internal::NcclU
     comm->ranks = ranks;
     comm->members.resize(static_cast<std::size_t>(ranks), nullptr);
   }
+  if (comm->aborted) {
+    note("ncclCommInitRank: rank " + std::to_string(rank) + " joins a communicator that was aborted (a stale "
+         "unique id: real NCCL would wait for its root forever)");
+    fail(Errc::internal, "emulated ncclCommInitRank: the unique id names an aborted communicator");
+  }
   if (comm->ranks != ranks || comm->members[static_cast<std::size_t>(rank)] != nullptr) {
     note("ncclCommInitRank: rank " + std::to_string(rank) + " of " + std::to_string(ranks)
          + " joins a communicator it does not fit (another size, or the rank taken)");
@@ -139,6 +145,10 @@ NcclState EmulatedNcclBackend::state(internal::NcclComm handle, std::string& err
     error = comm.failure;
     return NcclState::failed;
   }
+  if (auto it = failed_gpus_.find(rank->gpu); it != failed_gpus_.end()) {
+    error = it->second;
+    return NcclState::failed;
+  }
   for (const Rank* member : comm.members)
     if (member == nullptr)
       return NcclState::in_progress;  // still joining
@@ -159,6 +169,10 @@ NcclState EmulatedNcclBackend::enqueue(int gpu, internal::NcclComm handle, inter
     error = comm.failure;
     return NcclState::failed;
   }
+  if (auto it = failed_gpus_.find(gpu); it != failed_gpus_.end()) {
+    error = it->second;
+    return NcclState::failed;
+  }
   bool joined = true;
   for (const Rank* member : comm.members)
     joined = joined && member != nullptr;
@@ -175,8 +189,8 @@ NcclState EmulatedNcclBackend::enqueue(int gpu, internal::NcclComm handle, inter
     if (!issued)
       return NcclState::in_progress;
   for (const Rank* member : comm.members)
-    if (stalled_gpus_.count(member->gpu) != 0)
-      return NcclState::in_progress;
+    if (member == nullptr || stalled_gpus_.count(member->gpu) != 0)
+      return NcclState::in_progress;  // a rank aborted, or one stalled: never completes
   run_group_locked(comm, index);
   if (!comm.failure.empty()) {
     error = comm.failure;
@@ -255,6 +269,8 @@ void EmulatedNcclBackend::abort(internal::NcclComm handle) noexcept {
   }
   // The other ranks keep waiting for this one, as real NCCL's would until
   // they are aborted too.
+  rank->comm->members[static_cast<std::size_t>(rank->rank)] = nullptr;
+  rank->comm->aborted = true;
   ranks_.erase(rank);
   ++ranks_aborted_;
   delete rank;
@@ -305,6 +321,11 @@ bool EmulatedNcclBackend::wait_for_issued(int groups, std::chrono::milliseconds 
 bool EmulatedNcclBackend::wait_for_aborted(int ranks, std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock{mutex_};
   return changed_.wait_for(lock, timeout, [&] { return ranks_aborted_ >= ranks; });
+}
+
+void EmulatedNcclBackend::fail_gpu(int gpu, std::string error) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  failed_gpus_[gpu] = std::move(error);
 }
 
 void EmulatedNcclBackend::stall_gpu(int gpu, bool stalled) {

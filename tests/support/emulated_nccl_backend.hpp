@@ -66,6 +66,9 @@ public:
   [[nodiscard]] bool wait_for_issued(int groups, std::chrono::milliseconds timeout);
   /// Waits until `ranks` ranks were aborted in all, or `timeout` passed.
   [[nodiscard]] bool wait_for_aborted(int ranks, std::chrono::milliseconds timeout);
+  /// From now on, the ranks on `gpu` report `error` (as NCCL's async error
+  /// after a network failure): their groups fail, the others' wait for them.
+  void fail_gpu(int gpu, std::string error);
   /// While stalled, groups that involve `gpu` never complete: the ranks stay
   /// in_progress, as ranks whose peer never arrives.
   void stall_gpu(int gpu, bool stalled = true);
@@ -83,6 +86,7 @@ private:
   std::map<std::array<unsigned char, internal::NcclUniqueId::size>, std::shared_ptr<Comm>> comms_;
   std::set<Rank*> ranks_;
   std::set<int> stalled_gpus_;
+  std::map<int, std::string> failed_gpus_;
   int ranks_created_ = 0;
   int ranks_aborted_ = 0;
   int groups_run_ = 0;

@@ -69,6 +69,10 @@ public:
   /// The communicator rank 0 announced; Error(data_loss) when the bytes do
   /// not read as one.
   void adopt(const std::string& announced);
+  /// The name in announce()'s bytes; Error(data_loss) when they do not read as one.
+  [[nodiscard]] static std::string announced_name(const std::string& announced);
+  /// The communicator this group gave up last ("" if none).
+  [[nodiscard]] const std::string& last_dropped() const noexcept { return last_dropped_; }
 
   /// The plan the local replicas run, through NCCL: see NcclCollective.
   /// `gather_rows`: all_gather, per rank, per tensor, its rows.
@@ -89,6 +93,7 @@ private:
   std::optional<bool> uses_nccl_;
   std::optional<NcclCommunicatorSpec> current_;
   uint64_t generation_ = 0;
+  std::string last_dropped_;
 };
 
 } // namespace troupe::internal

@@ -3,7 +3,9 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <deque>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 
@@ -53,13 +55,17 @@ public:
   /// A group waits to get onto the stream: hold back other stream work.
   [[nodiscard]] bool busy() const noexcept { return waiting_.has_value(); }
 
-  /// Starts msg (the driver must not be busy); a non-empty `device_failure`
-  /// (the device's sticky failure, or collectives lost before) fails it at once.
-  void start(NcclGroupMsg msg, const std::string& device_failure);
+  /// Starts msg (the driver must not be busy). A non-empty `device_failure`
+  /// (the device's sticky failure) fails it at once, and its peers through
+  /// the group; a non-empty `lost` (collectives lost before, not reported
+  /// yet) is the caller's error once the group is on the stream.
+  void start(NcclGroupMsg msg, const std::string& device_failure, std::string lost);
   /// A poll for the group `waiting` (NcclPollMsg); a stale one does nothing.
   void poll(uint64_t waiting);
   void group_done(uint64_t serial);
   void watchdog(uint64_t serial);
+  /// Reads NCCL's error state of the communicators with groups on the stream (NcclHealthMsg).
+  void health();
   void abort(const std::string& name, const std::string& why);
 
   /// Before the actor waits for its stream: aborts what may never finish.
@@ -80,13 +86,19 @@ private:
     bool issued = false;
     std::chrono::steady_clock::time_point deadline;
     std::chrono::nanoseconds delay;
+    std::string lost;  ///< a loss to report to the caller with this group
   };
 
   void advance();
   void succeed();
   /// `tell_group`: the driver itself gave the communicator up (not told to).
   void fail_waiting(const std::string& why, bool tell_group);
-  void end(const std::string& name, const std::string& why, bool tell_group) noexcept;
+  /// Aborts this device's rank of `name`; a loss if groups of it may still
+  /// run (unless `stopping`: the actor fails what is left then).
+  void end(const std::string& name, const std::string& why, bool tell_group, bool stopping = false) noexcept;
+  /// Fails `msg` before it started, telling its group (the peers must not wait).
+  void give_up(const NcclGroupMsg& msg, const std::string& why);
+  void remember_aborted(const std::string& name);
   /// Collectives on the stream are lost, for `why`: tells the actor.
   void lose(const std::string& why);
   /// Watches group `serial` (the latest issued) for completion and a hang.
@@ -110,6 +122,9 @@ private:
   uint64_t next_serial_ = 0;      ///< the latest group issued
   uint64_t finished_serial_ = 0;  ///< the stream is past every group up to it
   std::optional<uint64_t> watching_;
+  bool health_scheduled_ = false;
+  std::set<std::string> aborted_names_;   ///< the latest ones, in aborted_order_
+  std::deque<std::string> aborted_order_;
   std::chrono::nanoseconds latest_timeout_{0};
 };
 

@@ -69,6 +69,9 @@ struct NcclWatchdogMsg {
   uint64_t serial = 0;
 };
 
+/// Device actor -> itself: read NCCL's error state of the running communicators.
+struct NcclHealthMsg {};
+
 } // namespace troupe::internal
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclGroupMsg)
@@ -76,3 +79,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclAbortMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclPollMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclGroupDoneMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclWatchdogMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclHealthMsg)
