@@ -17,6 +17,10 @@ namespace troupe::internal {
 
 namespace {
 
+// Collectives that went to NCCL across workers, remembered with their
+// communicator so that another worker's failure of one aborts it here.
+constexpr std::size_t max_agreed_remembered = 256;
+
 // Parts of a split all-reduce are at least this large, so that splitting pays
 // for the extra message round.
 constexpr std::size_t min_part_bytes = 64 << 10;
@@ -119,6 +123,12 @@ caf::behavior CollectiveGroupActor::make_behavior() {
                              const std::vector<CollectiveFingerprint>& fingerprints) {
       on_agreed(key, details, fingerprints);
     });
+    cross_->on_agreed_failed([this](const CollectiveKey& key, const std::string& why) {
+      // Another worker's NCCL group of it failed: this worker's ranks of its
+      // communicator would wait for that one's.
+      if (auto i = agreed_on_.find(key); i != agreed_on_.end() && gpu_)
+        gpu_->failed(i->second, why);
+    });
     send(setup_.link, LinkRegisterMsg{setup_.group_id, this});
   }
   return {
@@ -140,6 +150,9 @@ caf::behavior CollectiveGroupActor::make_behavior() {
     [this](const NcclCommunicatorFailedMsg& msg) {
       if (gpu_)
         gpu_->failed(msg.name, msg.why);
+      // The other workers' ranks of it would wait for this one's.
+      if (cross_)
+        cross_->abort(msg.key, msg.why);
     },
   };
 }
@@ -152,7 +165,7 @@ void CollectiveGroupActor::on_exit() {
   }
   cross_.reset();
   if (gpu_)
-    gpu_->abandon("its strategy was destroyed");  // the device actors free its ranks
+    gpu_->close();  // the device actors free its ranks once their collectives finished
   gpu_.reset();  // its callback holds this actor
   setup_.link = nullptr; // the link holds this actor until it reads the unregistration
 }
@@ -415,7 +428,8 @@ void CollectiveGroupActor::gpu_collective(const CollectiveKey& key, Pending& pen
     rows.clear();
   if (!cross_) {
     run_on_fibers(key, pending,
-                  gpu_->nccl_plan(first.kind, first.op, first.axis, std::move(inputs), std::move(rows), describe(key)));
+                  gpu_->nccl_plan(key, first.kind, first.op, first.axis, std::move(inputs), std::move(rows),
+                                  describe(key)));
     return;
   }
   // Across workers NCCL sees the calls only once every worker announced the
@@ -461,6 +475,10 @@ void CollectiveGroupActor::on_agreed(const CollectiveKey& key, const std::vector
       }
       if (w == 0 && cross_->rank() != 0)
         gpu_->adopt(announcement.communicator);
+      if (w == 0 && cross_->rank() == 0 && gpu_->current_name() != communicator)
+        throw Error(Errc::cancelled, "NCCL communicator " + communicator
+                                       + " was given up after this collective announced it; the next "
+                                         "collective runs on a new one");
       if (first.kind == CollectiveKind::all_gather) {
         if (announcement.sizes.size() != replicas)
           throw Error(Errc::data_loss, "task " + cross_->task_name(static_cast<int>(w))
@@ -469,7 +487,10 @@ void CollectiveGroupActor::on_agreed(const CollectiveKey& key, const std::vector
           rows.push_back(std::move(replica));
       }
     }
-    auto plan = gpu_->nccl_plan(first.kind, first.op, first.axis, std::move(pending.gpu_inputs), std::move(rows),
+    agreed_on_.emplace(key, communicator);
+    if (agreed_on_.size() > max_agreed_remembered)
+      agreed_on_.erase(agreed_on_.begin());  // the oldest key
+    auto plan = gpu_->nccl_plan(key, first.kind, first.op, first.axis, std::move(pending.gpu_inputs), std::move(rows),
                                 describe(key));
     run_on_fibers(key, pending, std::move(plan));
   } catch (const Error& e) {
@@ -494,8 +515,9 @@ GpuCollectives& CollectiveGroupActor::gpu_collectives() {
       setup.ranks = local;
     }
     gpu_ = std::make_unique<GpuCollectives>(
-      std::move(setup), [self = caf::actor_cast<caf::actor>(this)](const std::string& name, const std::string& why) {
-        caf::anon_send(self, NcclCommunicatorFailedMsg{name, why});
+      std::move(setup), [self = caf::actor_cast<caf::actor>(this)](const CollectiveKey& key, const std::string& name,
+                                                                  const std::string& why) {
+        caf::anon_send(self, NcclCommunicatorFailedMsg{key, name, why});
       });
   }
   return *gpu_;

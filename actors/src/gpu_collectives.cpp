@@ -14,15 +14,20 @@ namespace troupe::internal {
 
 namespace {
 
-GpuDeviceMemory* gpu_memory(const DeviceSpec& device) {
-  auto memory = device_memory_for(device);
-  return dynamic_cast<GpuDeviceMemory*>(memory.get());  // the registry keeps it alive
+/// The device's GPU memory, or null when it is not a GPU of a running
+/// Runtime (its GPUs go before a group's actor exits when a Runtime stops).
+GpuDeviceMemory* gpu_memory(const DeviceSpec& device) noexcept {
+  try {
+    auto memory = device_memory_for(device);
+    return dynamic_cast<GpuDeviceMemory*>(memory.get());  // the registry keeps it alive
+  } catch (const std::exception&) {
+    return nullptr;
+  }
 }
 
 } // namespace
 
-GpuCollectives::GpuCollectives(Setup setup,
-                               std::function<void(const std::string&, const std::string&)> communicator_failed)
+GpuCollectives::GpuCollectives(Setup setup, CommunicatorFailed communicator_failed)
   : setup_(std::move(setup)), communicator_failed_(std::move(communicator_failed)) {
 }
 
@@ -161,7 +166,8 @@ void GpuCollectives::adopt(const std::string& announced) {
   current_ = spec;
 }
 
-std::shared_ptr<FiberCollective> GpuCollectives::nccl_plan(CollectiveKind kind, ReduceOp op, int axis,
+std::shared_ptr<FiberCollective> GpuCollectives::nccl_plan(const CollectiveKey& key, CollectiveKind kind, ReduceOp op,
+                                                           int axis,
                                                            std::vector<std::vector<Tensor>> inputs,
                                                            std::vector<std::vector<int64_t>> gather_rows,
                                                            const std::string& what) {
@@ -175,6 +181,7 @@ std::shared_ptr<FiberCollective> GpuCollectives::nccl_plan(CollectiveKind kind, 
   plan.bytes_per_pack = setup_.bytes_per_pack;
   plan.what = what;
   plan.on_failure = communicator_failed_;
+  plan.key = key;
   return std::make_shared<NcclCollective>(std::move(plan), std::move(inputs), setup_.devices);
 }
 
@@ -193,6 +200,15 @@ void GpuCollectives::failed(const std::string& failed_name, const std::string& w
 void GpuCollectives::abandon(const std::string& why) {
   if (current_)
     failed(current_->name, why);
+}
+
+void GpuCollectives::close() {
+  if (!current_)
+    return;
+  for (const auto& device : setup_.devices)
+    if (auto* gpu = gpu_memory(device))
+      gpu->close_nccl(current_->name);
+  current_.reset();
 }
 
 } // namespace troupe::internal

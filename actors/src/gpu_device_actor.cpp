@@ -65,6 +65,10 @@ caf::behavior GpuDeviceActor::make_behavior() {
       nccl_.abort(msg.name, msg.why);
       run_held();
     },
+    [this](const NcclCloseMsg& msg) {
+      nccl_.close(msg.name);
+      run_held();
+    },
     [this](const NcclGroupDoneMsg& msg) {
       nccl_.group_done(msg.serial);
       run_held();

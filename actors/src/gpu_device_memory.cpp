@@ -113,6 +113,12 @@ void GpuDeviceMemory::abort_nccl(const std::string& name, const std::string& why
     caf::anon_send(device_actor_, NcclAbortMsg{name, why});
 }
 
+void GpuDeviceMemory::close_nccl(const std::string& name) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  if (runtime_ != nullptr)
+    caf::anon_send(device_actor_, NcclCloseMsg{name});
+}
+
 void GpuDeviceMemory::synchronize() {
   run(GpuTransfer::Kind::barrier, nullptr, nullptr, 0, gpu_, "waiting for the GPU");
 }

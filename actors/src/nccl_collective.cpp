@@ -211,7 +211,8 @@ std::vector<Tensor> NcclCollective::run(int replica, const std::function<void(co
     }
   } catch (const std::exception& e) {
     if (plan_.on_failure)
-      plan_.on_failure(plan_.communicator.name, plan_.what + " on " + devices_[me].short_name() + ": " + e.what());
+      plan_.on_failure(plan_.key, plan_.communicator.name,
+                       plan_.what + " on " + devices_[me].short_name() + ": " + e.what());
     throw;
   }
   buffers->insert(buffers->end(), outputs.begin(), outputs.end());
@@ -223,7 +224,11 @@ std::vector<Tensor> NcclCollective::run(int replica, const std::function<void(co
   group.keep_alive = std::move(buffers);
   group.what = plan_.what;
   group.timeout = plan_.timeout;
-  group.on_communicator_end = plan_.on_failure;
+  if (plan_.on_failure)
+    group.on_communicator_end = [on_failure = plan_.on_failure, key = plan_.key](const std::string& name,
+                                                                                  const std::string& why) {
+      on_failure(key, name, why);
+    };
   gpu->nccl(std::move(group));  // its failures reach the group from the device actor
   if (!placements.empty())
     gpu->launch("all_gather: placing the blocks", [placements = std::move(placements),

@@ -50,15 +50,17 @@ void NcclDriver::start(NcclGroupMsg msg, const std::string& device_failure, std:
   const auto& spec = msg.communicator;
   if (!device_failure.empty()) {
     // The stream is dead: the peers must not wait for this rank.
-    give_up(msg, device_failure);
+    give_up(msg, device_failure, lost);
     return;
   }
-  if (aborted_names_.count(spec.name) != 0) {
+  if (auto aborted = aborted_names_.find(spec.name); aborted != aborted_names_.end()) {
     // An abort that overtook this group (it came from another sender).
-    answer(msg.confirm, msg.what + " on " + device_ + ": NCCL communicator " + spec.name + " was aborted");
+    give_up(msg, "NCCL communicator " + spec.name + " was aborted: " + aborted->second, lost);
     return;
   }
-  if (communicators_.find(spec.name) == communicators_.end()) {
+  if (auto known = communicators_.find(spec.name); known != communicators_.end()) {
+    known->second.on_end = msg.on_communicator_end;  // names the latest collective on it
+  } else {
     try {
       Communicator created;
       created.comm = nccl_backend().init_rank(gpu_, spec.id, spec.ranks, spec.rank);
@@ -69,7 +71,7 @@ void NcclDriver::start(NcclGroupMsg msg, const std::string& device_failure, std:
       TROUPE_LOG(debug, "coll") << device_ << ": NCCL communicator " << spec.name << ", rank " << spec.rank
                                 << " of " << spec.ranks;
     } catch (const std::exception& e) {
-      give_up(msg, "NCCL could not create communicator " + spec.name + ": " + e.what());
+      give_up(msg, "NCCL could not create communicator " + spec.name + ": " + e.what(), lost);
       return;
     }
   }
@@ -79,13 +81,13 @@ void NcclDriver::start(NcclGroupMsg msg, const std::string& device_failure, std:
   advance();
 }
 
-void NcclDriver::give_up(const NcclGroupMsg& msg, const std::string& why) {
+void NcclDriver::give_up(const NcclGroupMsg& msg, const std::string& why, const std::string& lost) {
   const std::string text = msg.what + " on " + device_ + ": " + why;
   if (communicators_.count(msg.communicator.name) != 0)
     end(msg.communicator.name, text, true);
   else if (msg.on_communicator_end)
     msg.on_communicator_end(msg.communicator.name, text);
-  answer(msg.confirm, text);
+  answer(msg.confirm, lost.empty() ? text : lost + "; then " + text);
 }
 
 void NcclDriver::poll(uint64_t waiting) {
@@ -100,7 +102,10 @@ void NcclDriver::advance() {
   const std::string name = waiting.msg.communicator.name;
   auto it = communicators_.find(name);
   if (it == communicators_.end()) {
-    fail_waiting("NCCL communicator " + name + " was aborted", false);
+    auto aborted = aborted_names_.find(name);
+    fail_waiting("NCCL communicator " + name + " was aborted"
+                   + (aborted != aborted_names_.end() ? ": " + aborted->second : std::string{}),
+                 false);
     return;
   }
   const Communicator& communicator = it->second;
@@ -185,6 +190,15 @@ void NcclDriver::fail_waiting(const std::string& why, bool tell_group) {
 
 void NcclDriver::group_done(uint64_t serial) {
   finished_serial_ = std::max(finished_serial_, serial);
+  for (auto it = closing_.begin(); it != closing_.end();) {
+    auto c = communicators_.find(*it);
+    if (c != communicators_.end() && running(c->second)) {
+      ++it;
+      continue;
+    }
+    end(*it, "", false, true);
+    it = closing_.erase(it);
+  }
   if (watching_ && *watching_ <= finished_serial_)
     watching_.reset();
   rewatch();
@@ -268,7 +282,21 @@ void NcclDriver::abort(const std::string& name, const std::string& why) {
   if (communicators_.count(name) != 0)
     end(name, why, false);
   else
-    remember_aborted(name);  // a group naming it may still be on its way here
+    remember_aborted(name, why);  // a group naming it may still be on its way here
+}
+
+void NcclDriver::close(const std::string& name) {
+  if (waiting_ && waiting_->msg.communicator.name == name) {
+    fail_waiting("its strategy was destroyed", false);
+    return;
+  }
+  auto it = communicators_.find(name);
+  if (it == communicators_.end())
+    return;
+  if (running(it->second))
+    closing_.insert(name);
+  else
+    end(name, "", false, true);
 }
 
 void NcclDriver::lose(const std::string& why) {
@@ -290,11 +318,11 @@ void NcclDriver::end(const std::string& name, const std::string& why, bool tell_
     it->second.on_end(name, why);
   nccl_backend().abort(it->second.comm);
   communicators_.erase(it);
-  remember_aborted(name);
+  remember_aborted(name, why);
 }
 
-void NcclDriver::remember_aborted(const std::string& name) {
-  if (!aborted_names_.insert(name).second)
+void NcclDriver::remember_aborted(const std::string& name, const std::string& why) {
+  if (!aborted_names_.emplace(name, why).second)
     return;
   aborted_order_.push_back(name);
   if (aborted_order_.size() > max_aborted_names) {

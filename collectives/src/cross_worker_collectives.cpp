@@ -366,7 +366,10 @@ void CrossWorkerCollectives::on_frame(int from, const FrameHeader& header, const
     } catch (const Error& e) {
       abort = AbortPayload{Errc::data_loss, e.what()};
     }
-    fail_key(key, abort.code, describe(key) + " failed on task " + task_name(from) + ": " + abort.reason, false);
+    const std::string why = describe(key) + " failed on task " + task_name(from) + ": " + abort.reason;
+    if (agreed_failed_ && !keys_.count(key))
+      agreed_failed_(key, why);  // agreed already, or not started here
+    fail_key(key, abort.code, why, false);
     return;
   }
   if (header.type != FrameType::announce && header.type != FrameType::data) {

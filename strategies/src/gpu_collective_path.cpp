@@ -20,11 +20,16 @@ bool gpu_tensors_through_host(CommunicationImplementation implementation,
                               const std::vector<std::pair<std::string, std::string>>& capabilities) {
   std::string cannot;
   bool any_gpu = false;
+  constexpr std::string_view host = "host: ";
   for (const auto& [task, capability] : capabilities) {
+    if (capability != "cpu" && capability != "nccl" && !capability.starts_with(host))
+      fail(Errc::data_loss, "task " + task + " described its GPU collectives as \"" + capability
+                              + "\", which this build does not know; run the same troupe build on every worker");
     any_gpu = any_gpu || capability != "cpu";
     if (capability != "nccl")
       cannot += (cannot.empty() ? "" : "; ") + task + ": "
-                + (capability == "cpu" ? std::string{"its replicas run on CPU devices"} : capability.substr(6));
+                + (capability == "cpu" ? std::string{"its replicas run on CPU devices"}
+                                       : capability.substr(host.size()));
   }
   if (!any_gpu)
     return false;  // no GPU tensors anywhere: nothing to choose

@@ -299,20 +299,62 @@ TEST_CASE("one replica on a GPU gathers and broadcasts its own GPU values withou
   CHECK(array_equal(result.values()[0], Tensor::full({2, 3}, 4.0, DType::float32)));
 }
 
-TEST_CASE("a strategy destroyed while its Runtime lives frees its NCCL ranks", "[actors][gpu][nccl]") {
+TEST_CASE("a strategy destroyed while its collective still runs frees its NCCL ranks after it, without cutting it "
+          "short",
+          "[actors][gpu][nccl]") {
   EmulatedGpus gpus(2);
   EmulatedNccl nccl;
   Runtime rt({.logical_cpu_devices = 1});
+  Tensor kept;
   {
     MirroredStrategy strategy(rt, {}, nccl_options());
-    (void) strategy.run([] {
+    gpus.backend->hold_completions(true);  // the collective is still on the GPU when the strategy goes
+    kept = strategy.run([] {
       return get_replica_context().all_reduce(ReduceOp::SUM, Tensor::full({4}, 1.0, DType::float32).to(gpu_of_replica()));
-    });
+    }).values()[0];
     CHECK(nccl.backend->ranks_alive() == 2);
   }
-  // The group's exit aborts its communicator on each device actor: wait (with a deadline) for them.
+  CHECK(nccl.backend->ranks_aborted() == 0);  // not while the collective runs
+  gpus.backend->hold_completions(false);
+  // Its result is whole, and the ranks go once it finished (wait with a deadline).
+  CHECK(array_equal(kept.to("CPU:0"), Tensor::full({4}, 2.0, DType::float32)));
   CHECK(nccl.backend->wait_for_aborted(2, std::chrono::seconds{20}));
   CHECK(nccl.backend->ranks_alive() == 0);
+}
+
+TEST_CASE("an NCCL failure reported while a collective runs on the GPU fails the copies back behind it, long before "
+          "the timeout",
+          "[actors][gpu][nccl]") {
+  EmulatedGpus gpus(2);
+  EmulatedNccl nccl;
+  Runtime rt({.logical_cpu_devices = 1});
+  MirroredStrategy strategy(rt, {}, nccl_options(60));
+  auto reduce = [] {
+    return get_replica_context().all_reduce(ReduceOp::SUM, Tensor::full({4}, 1.0, DType::float32).to(gpu_of_replica()))
+      .to("CPU:0");
+  };
+  CHECK(array_equal(strategy.run(reduce).values()[0], Tensor::full({4}, 2.0, DType::float32)));
+  gpus.backend->hold_completions(true);  // on the stream, not finished
+  const int copies_back = gpus.backend->copies(internal::GpuCopyKind::device_to_host);
+  const auto start = std::chrono::steady_clock::now();
+  auto running = std::async(std::launch::async, [&] {
+    try {
+      (void) strategy.run(reduce);
+    } catch (const std::exception& e) {
+      return std::string{e.what()};
+    }
+    return std::string{"the copies back returned"};
+  });
+  // Both groups are on the stream once both copies back were sent behind them.
+  REQUIRE(gpus.backend->wait_for_copies(internal::GpuCopyKind::device_to_host, copies_back + 2,
+                                        std::chrono::seconds{20}));
+  nccl.backend->fail_gpu(0, "emulated network failure");  // what ncclCommGetAsyncError reports
+  const bool aborted = nccl.backend->wait_for_aborted(2, std::chrono::seconds{20});
+  gpus.backend->hold_completions(false);
+  REQUIRE(aborted);
+  REQUIRE(running.wait_for(std::chrono::seconds{20}) == std::future_status::ready);
+  CHECK_THAT(running.get(), Contains("NCCL reported a failure of communicator"));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds{30});  // the timeout is 60 s
 }
 
 TEST_CASE("an NCCL mean of integer GPU tensors is refused, naming the fix", "[actors][gpu][nccl]") {

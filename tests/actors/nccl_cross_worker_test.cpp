@@ -146,6 +146,32 @@ TEST_CASE("an NCCL collective across workers that cannot complete fails everywhe
   CHECK(nccl.backend->misuse().empty());
 }
 
+TEST_CASE("an NCCL failure on one worker's GPU aborts every worker's ranks at once, long before their timeout",
+          "[actors][gpu][nccl][cluster]") {
+  EmulatedGpus gpus(workers * replicas);
+  EmulatedNccl nccl;
+  Runtime rt({.logical_cpu_devices = 1});
+  SimulatedCluster cluster(rt, workers, replicas, options(60), own_gpus(rt));
+  auto reduce = [&](int w, int r, ReplicaHandle& h) {
+    const std::string device = "GPU:" + std::to_string(w * replicas + r);
+    (void) h.collective(request(CollectiveKind::all_reduce, ReduceOp::SUM,
+                                {Tensor::full({4}, 1.0, DType::float32).to(device)}));
+  };
+  require_all_ok(cluster.run(reduce));
+  nccl.backend->fail_gpu(3, "emulated network failure");  // worker 1's second replica
+  const auto start = std::chrono::steady_clock::now();
+  auto errors = cluster.run(reduce);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds{20});
+  for (int w = 0; w < workers; ++w)
+    for (int r = 0; r < replicas; ++r) {
+      INFO("worker " << w << " replica " << r);
+      REQUIRE(errors[static_cast<std::size_t>(w)][static_cast<std::size_t>(r)]);
+    }
+  // Worker 0 learns it from worker 1's abort frame.
+  CHECK_THAT(what(errors[0][0]), Contains("failed on task worker:1"));
+  CHECK(nccl.backend->ranks_aborted() == workers * replicas);
+}
+
 TEST_CASE("a worker lost while the others wait in NCCL fails the collective on every survivor at once, naming it",
           "[actors][gpu][nccl][cluster]") {
   EmulatedGpus gpus(workers * replicas);

@@ -95,6 +95,7 @@ void EmulatedGpuBackend::copy_async(int gpu, internal::GpuStream, void* dst, con
   if (std::exchange(fail_next_copy_, false))
     fail(Errc::internal, "GPU " + std::to_string(gpu) + ": cudaMemcpyAsync failed (emulated failure)");
   ++copies_[kind];
+  copied_.notify_all();
   switch (kind) {
     case GpuCopyKind::host_to_device:
       if (!pinned(src, bytes) || gpu_of(dst, bytes) != gpu)
@@ -245,6 +246,11 @@ int EmulatedGpuBackend::streams_created() const {
 int EmulatedGpuBackend::streams_alive() const {
   std::lock_guard<std::mutex> guard{mutex_};
   return streams_alive_;
+}
+
+bool EmulatedGpuBackend::wait_for_copies(GpuCopyKind kind, int count, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock{mutex_};
+  return copied_.wait_for(lock, timeout, [&] { return copies_[kind] >= count; });
 }
 
 int EmulatedGpuBackend::copies(GpuCopyKind kind) const {

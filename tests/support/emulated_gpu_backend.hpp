@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <string>
@@ -59,6 +60,9 @@ public:
   [[nodiscard]] int streams_alive() const;
   /// Copies enqueued so far, of `kind`.
   [[nodiscard]] int copies(internal::GpuCopyKind kind) const;
+  /// Waits until `count` copies of `kind` were enqueued, or `timeout` passed;
+  /// returns whether they were.
+  [[nodiscard]] bool wait_for_copies(internal::GpuCopyKind kind, int count, std::chrono::milliseconds timeout);
   /// Events created and not destroyed.
   [[nodiscard]] int events_alive() const;
   /// Problems found (a pointer on the wrong GPU, an unpinned host buffer, a
@@ -112,6 +116,7 @@ private:
   bool delivering_ = false;
   bool held_ = false;
   std::condition_variable idle_;  // no completion queued or running
+  std::condition_variable copied_;  // a copy was enqueued
   bool stopping_ = false;
   std::thread deliverer_;
 };

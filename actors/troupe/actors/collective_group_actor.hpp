@@ -116,6 +116,8 @@ private:
   bool timer_armed_ = false;
   std::unique_ptr<CrossWorkerCollectives> cross_;
   std::unique_ptr<GpuCollectives> gpu_;  ///< made at the first collective of GPU tensors
+  /// Across workers: the latest collectives handed to NCCL, and their communicator.
+  std::map<CollectiveKey, std::string> agreed_on_;
 };
 
 } // namespace troupe::internal

@@ -47,10 +47,12 @@ struct ReplicaFinishedMsg {
 /// Group -> itself: check deadlines and stall warnings.
 struct DeadlineTickMsg {};
 
-/// A replica's fiber -> group: its NCCL group on communicator `name` failed
-/// with `why`; the other local ranks are aborted, the next collective makes
-/// another communicator.
+/// A replica's fiber or device actor -> group: its NCCL group of collective
+/// `key` on communicator `name` failed with `why`; the other local ranks are
+/// aborted, the other workers told, the next collective makes another
+/// communicator.
 struct NcclCommunicatorFailedMsg {
+  CollectiveKey key;
   std::string name;
   std::string why;
 };

@@ -11,6 +11,7 @@
 #include <troupe/actors/fiber_collective.hpp>
 #include <troupe/actors/nccl_messages.hpp>
 #include <troupe/collectives/collective_fingerprint.hpp>
+#include <troupe/collectives/collective_key.hpp>
 #include <troupe/collectives/communication_options.hpp>
 #include <troupe/collectives/reduce_op.hpp>
 #include <troupe/core/device_spec.hpp>
@@ -44,9 +45,12 @@ public:
     bool across_workers = false;
   };
 
-  /// `communicator_failed` is how a replica's fiber reports a failed NCCL
-  /// group back to the group's actor (which calls failed()).
-  GpuCollectives(Setup setup, std::function<void(const std::string& name, const std::string& why)> communicator_failed);
+  /// How a failed NCCL group of collective `key` is reported back to the
+  /// group's actor (which calls failed(), and tells the other workers).
+  using CommunicatorFailed =
+    std::function<void(const CollectiveKey& key, const std::string& name, const std::string& why)>;
+
+  GpuCollectives(Setup setup, CommunicatorFailed communicator_failed);
 
   /// Whether any of `inputs` ([replica][tensor]) lives on a GPU.
   [[nodiscard]] static bool wanted(const std::vector<std::vector<Tensor>>& inputs) noexcept;
@@ -76,7 +80,8 @@ public:
 
   /// The plan the local replicas run, through NCCL: see NcclCollective.
   /// `gather_rows`: all_gather, per rank, per tensor, its rows.
-  [[nodiscard]] std::shared_ptr<FiberCollective> nccl_plan(CollectiveKind kind, ReduceOp op, int axis,
+  [[nodiscard]] std::shared_ptr<FiberCollective> nccl_plan(const CollectiveKey& key, CollectiveKind kind, ReduceOp op,
+                                                           int axis,
                                                            std::vector<std::vector<Tensor>> inputs,
                                                            std::vector<std::vector<int64_t>> gather_rows,
                                                            const std::string& what);
@@ -86,10 +91,15 @@ public:
   void failed(const std::string& name, const std::string& why);
   /// The current communicator cannot complete (a worker is lost): failed() for it.
   void abandon(const std::string& why);
+  /// The group goes away: every local rank of the current communicator is
+  /// freed once its collectives finished (they are not cut short).
+  void close();
+  /// The current communicator's name ("" when there is none).
+  [[nodiscard]] std::string current_name() const { return current_ ? current_->name : std::string{}; }
 
 private:
   Setup setup_;
-  std::function<void(const std::string&, const std::string&)> communicator_failed_;
+  CommunicatorFailed communicator_failed_;
   std::optional<bool> uses_nccl_;
   std::optional<NcclCommunicatorSpec> current_;
   uint64_t generation_ = 0;

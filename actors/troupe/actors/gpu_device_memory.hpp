@@ -55,6 +55,8 @@ public:
   void nccl(NcclGroupMsg group);
   /// Aborts this device's rank of communicator `name`, if it has one.
   void abort_nccl(const std::string& name, const std::string& why);
+  /// Frees this device's rank of communicator `name` once its collectives finished.
+  void close_nccl(const std::string& name);
 
   /// Called when the Runtime stops: later copies fail, frees still work.
   void detach() noexcept;

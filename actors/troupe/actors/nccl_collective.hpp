@@ -8,6 +8,7 @@
 #include <troupe/actors/fiber_collective.hpp>
 #include <troupe/actors/nccl_messages.hpp>
 #include <troupe/collectives/collective_fingerprint.hpp>
+#include <troupe/collectives/collective_key.hpp>
 #include <troupe/collectives/reduce_op.hpp>
 #include <troupe/core/device_spec.hpp>
 #include <troupe/core/tensor.hpp>
@@ -49,9 +50,11 @@ public:
     /// call per tensor).
     int64_t bytes_per_pack = 0;
     std::string what;
-    /// Told when this replica's group failed (communicator name, why), so
-    /// that the other ranks' groups are aborted rather than left waiting.
-    std::function<void(const std::string&, const std::string&)> on_failure;
+    /// Told when this replica's group failed (the collective, communicator
+    /// name, why), so that the other ranks' groups, here and on the other
+    /// workers, are aborted rather than left waiting.
+    std::function<void(const CollectiveKey&, const std::string&, const std::string&)> on_failure;
+    CollectiveKey key;
   };
 
   /// Checks what NCCL cannot take (dtypes, axes) and throws

@@ -67,6 +67,9 @@ public:
   /// Reads NCCL's error state of the communicators with groups on the stream (NcclHealthMsg).
   void health();
   void abort(const std::string& name, const std::string& why);
+  /// Frees this device's rank of `name` once its groups on the stream
+  /// finished (no loss: nothing is cut short).
+  void close(const std::string& name);
 
   /// Before the actor waits for its stream: aborts what may never finish.
   void stop_before_stream();
@@ -96,9 +99,10 @@ private:
   /// Aborts this device's rank of `name`; a loss if groups of it may still
   /// run (unless `stopping`: the actor fails what is left then).
   void end(const std::string& name, const std::string& why, bool tell_group, bool stopping = false) noexcept;
-  /// Fails `msg` before it started, telling its group (the peers must not wait).
-  void give_up(const NcclGroupMsg& msg, const std::string& why);
-  void remember_aborted(const std::string& name);
+  /// Fails `msg` before it started, telling its group (the peers must not
+  /// wait); `lost` goes to the caller first.
+  void give_up(const NcclGroupMsg& msg, const std::string& why, const std::string& lost);
+  void remember_aborted(const std::string& name, const std::string& why);
   /// Collectives on the stream are lost, for `why`: tells the actor.
   void lose(const std::string& why);
   /// Watches group `serial` (the latest issued) for completion and a hang.
@@ -123,7 +127,8 @@ private:
   uint64_t finished_serial_ = 0;  ///< the stream is past every group up to it
   std::optional<uint64_t> watching_;
   bool health_scheduled_ = false;
-  std::set<std::string> aborted_names_;   ///< the latest ones, in aborted_order_
+  std::set<std::string> closing_;  ///< to end once their groups finished
+  std::map<std::string, std::string> aborted_names_;  ///< the latest ones, with why, in aborted_order_
   std::deque<std::string> aborted_order_;
   std::chrono::nanoseconds latest_timeout_{0};
 };

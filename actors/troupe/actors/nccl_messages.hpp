@@ -53,6 +53,12 @@ struct NcclAbortMsg {
   std::string why;
 };
 
+/// Group -> device actor: communicator `name` will not be used again (its
+/// strategy is gone): free this device's rank once its groups finished.
+struct NcclCloseMsg {
+  std::string name;
+};
+
 /// Device actor -> itself: look at the communicator group `waiting` (the
 /// driver's count of the groups it started) waits on again.
 struct NcclPollMsg {
@@ -76,6 +82,7 @@ struct NcclHealthMsg {};
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclGroupMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclAbortMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclCloseMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclPollMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclGroupDoneMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclWatchdogMsg)

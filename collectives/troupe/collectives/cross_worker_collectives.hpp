@@ -82,6 +82,10 @@ public:
   using Agreed = std::function<void(const CollectiveKey& key, const std::vector<std::string>& details,
                                     const std::vector<CollectiveFingerprint>& fingerprints)>;
   void on_agreed(Agreed agreed) { agreed_ = std::move(agreed); }
+  /// Called when another worker aborts a key after it was agreed (its NCCL
+  /// group failed), with the reason.
+  using AgreedFailed = std::function<void(const CollectiveKey& key, const std::string& why)>;
+  void on_agreed_failed(AgreedFailed failed) { agreed_failed_ = std::move(failed); }
 
   /// Steps 1 and 2 only, for collectives that NCCL runs once the workers
   /// agree on them: announces `key` with the fingerprint of `local` (this
@@ -145,6 +149,7 @@ private:
   Done done_;
   Failed failed_;
   Agreed agreed_;
+  AgreedFailed agreed_failed_;
   std::map<CollectiveKey, std::unique_ptr<Key>> keys_;
   /// Per rank: its latest finished run; and the keys that failed here, for
   /// frames and starts that come late.

@@ -22,7 +22,7 @@ namespace troupe::internal {
 /// announce: what the sender will contribute to the collective.
 struct AnnouncePayload {
   /// Bounds the NCCL details read from the network.
-  static constexpr std::size_t max_communicator_bytes = 64 << 10;
+  static constexpr std::size_t max_communicator_bytes = 16 << 20;
 
   CollectiveFingerprint fingerprint;
   int64_t local_replicas = 0; ///< the sender's replicas of this strategy

@@ -123,9 +123,19 @@ public:
   void copy_2d_async(int gpu, GpuStream stream, void* dst, std::size_t dst_pitch, const void* src,
                      std::size_t src_pitch, std::size_t width, std::size_t rows) override {
     select(gpu);
-    check(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows, cudaMemcpyDeviceToDevice,
-                            static_cast<cudaStream_t>(stream)),
-          gpu, "cudaMemcpy2DAsync (device to device)");
+    auto* s = static_cast<cudaStream_t>(stream);
+    // cudaMemcpy2DAsync refuses pitches beyond the device's maximum (2^31 - 1
+    // bytes on current cards): copy such rows one by one.
+    constexpr std::size_t max_pitch = (std::size_t{1} << 31) - 1;
+    if (dst_pitch > max_pitch || src_pitch > max_pitch) {
+      for (std::size_t r = 0; r < rows; ++r)
+        check(cudaMemcpyAsync(static_cast<char*>(dst) + r * dst_pitch, static_cast<const char*>(src) + r * src_pitch,
+                              width, cudaMemcpyDeviceToDevice, s),
+              gpu, "cudaMemcpyAsync (device to device, a row of a 2D copy)");
+      return;
+    }
+    check(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows, cudaMemcpyDeviceToDevice, s), gpu,
+          "cudaMemcpy2DAsync (device to device)");
   }
 
   void copy_async(int gpu, GpuStream stream, void* dst, const void* src, std::size_t bytes, GpuCopyKind kind,
