@@ -41,6 +41,22 @@ std::string gpu_of_replica() {
   return "GPU:" + std::to_string(get_replica_context().replica_id_in_sync_group());
 }
 
+/// A replica function: the sum of every replica's four ones, read back.
+Tensor sum_of_ones() {
+  return get_replica_context().all_reduce(ReduceOp::SUM, Tensor::full({4}, 1.0, DType::float32).to(gpu_of_replica()))
+    .to("CPU:0");
+}
+
+/// What strategy.run(sum_of_ones) threw (to run on another thread).
+std::string error_of_run(MirroredStrategy& strategy) {
+  try {
+    (void) strategy.run(sum_of_ones);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "the copies back returned";
+}
+
 } // namespace
 
 TEST_CASE("replicas on GPUs of separate cards all-reduce through NCCL, every tensor in one group",
@@ -91,18 +107,14 @@ TEST_CASE("logical GPUs of one card all-reduce without NCCL, and asking for NCCL
   EmulatedGpus gpus(1);
   EmulatedNccl nccl;
   Runtime rt({.logical_cpu_devices = 1, .logical_gpu_devices_per_gpu = 2});
-  auto reduce = [] {
-    return get_replica_context().all_reduce(ReduceOp::SUM, Tensor::full({8}, 1.0, DType::float32).to(gpu_of_replica()))
-      .to("CPU:0");
-  };
   {
     MirroredStrategy automatic(rt);
-    auto results = automatic.run(reduce);
-    CHECK(array_equal(results.values()[1], Tensor::full({8}, 2.0, DType::float32)));
+    auto results = automatic.run(sum_of_ones);
+    CHECK(array_equal(results.values()[1], Tensor::full({4}, 2.0, DType::float32)));
     CHECK(nccl.backend->ranks_created() == 0);
   }
   MirroredStrategy asked(rt, {}, nccl_options());
-  const auto message = error_message_of([&] { asked.run(reduce); });
+  const auto message = error_message_of([&] { asked.run(sum_of_ones); });
   CHECK_THAT(message, Contains("GPU:1 shares physical GPU 0 with another replica, and NCCL takes one rank per GPU"));
   CHECK_THAT(message, Contains("CommunicationImplementation::AUTO"));
   CHECK(nccl.backend->ranks_created() == 0);
@@ -241,16 +253,12 @@ TEST_CASE("an NCCL collective whose peers never arrive fails on every replica wi
   EmulatedNccl nccl;
   Runtime rt({.logical_cpu_devices = 1});
   MirroredStrategy strategy(rt, {}, nccl_options(0.3));
-  auto reduce = [] {
-    return get_replica_context().all_reduce(ReduceOp::SUM, Tensor::full({4}, 1.0, DType::float32).to(gpu_of_replica()))
-      .to("CPU:0");
-  };
-  CHECK(array_equal(strategy.run(reduce).values()[0], Tensor::full({4}, 2.0, DType::float32)));
+  CHECK(array_equal(strategy.run(sum_of_ones).values()[0], Tensor::full({4}, 2.0, DType::float32)));
   nccl.backend->stall_gpu(1);
   const auto start = std::chrono::steady_clock::now();
   std::string message;
   try {
-    strategy.run(reduce);
+    strategy.run(sum_of_ones);
   } catch (const std::exception& e) {
     message = e.what();
   }
@@ -261,7 +269,7 @@ TEST_CASE("an NCCL collective whose peers never arrive fails on every replica wi
   CHECK(nccl.backend->ranks_aborted() == 2);
   nccl.backend->stall_gpu(1, false);
   // The devices stay usable, and the next collective makes a new communicator.
-  CHECK(array_equal(strategy.run(reduce).values()[1], Tensor::full({4}, 2.0, DType::float32)));
+  CHECK(array_equal(strategy.run(sum_of_ones).values()[1], Tensor::full({4}, 2.0, DType::float32)));
   CHECK(nccl.backend->ranks_created() == 4);
   CHECK(nccl.backend->misuse().empty());
 }
@@ -272,14 +280,10 @@ TEST_CASE("an NCCL failure on one GPU aborts the other replicas' groups at once,
   EmulatedNccl nccl;
   Runtime rt({.logical_cpu_devices = 1});
   MirroredStrategy strategy(rt, {}, nccl_options(60));
-  auto reduce = [] {
-    return get_replica_context().all_reduce(ReduceOp::SUM, Tensor::full({4}, 1.0, DType::float32).to(gpu_of_replica()))
-      .to("CPU:0");
-  };
-  CHECK(array_equal(strategy.run(reduce).values()[0], Tensor::full({4}, 2.0, DType::float32)));
+  CHECK(array_equal(strategy.run(sum_of_ones).values()[0], Tensor::full({4}, 2.0, DType::float32)));
   nccl.backend->fail_gpu(1, "emulated network failure");
   const auto start = std::chrono::steady_clock::now();
-  const auto message = error_message_of([&] { (void) strategy.run(reduce); });
+  const auto message = error_message_of([&] { (void) strategy.run(sum_of_ones); });
   // GPU:1's rank fails; GPU:0's, which waits for it, is aborted through the group.
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds{20});
   CHECK_THAT(message, Contains("emulated network failure"));
@@ -329,22 +333,11 @@ TEST_CASE("an NCCL failure reported while a collective runs on the GPU fails the
   EmulatedNccl nccl;
   Runtime rt({.logical_cpu_devices = 1});
   MirroredStrategy strategy(rt, {}, nccl_options(60));
-  auto reduce = [] {
-    return get_replica_context().all_reduce(ReduceOp::SUM, Tensor::full({4}, 1.0, DType::float32).to(gpu_of_replica()))
-      .to("CPU:0");
-  };
-  CHECK(array_equal(strategy.run(reduce).values()[0], Tensor::full({4}, 2.0, DType::float32)));
+  CHECK(array_equal(strategy.run(sum_of_ones).values()[0], Tensor::full({4}, 2.0, DType::float32)));
   gpus.backend->hold_completions(true);  // on the stream, not finished
   const int copies_back = gpus.backend->copies(internal::GpuCopyKind::device_to_host);
   const auto start = std::chrono::steady_clock::now();
-  auto running = std::async(std::launch::async, [&] {
-    try {
-      (void) strategy.run(reduce);
-    } catch (const std::exception& e) {
-      return std::string{e.what()};
-    }
-    return std::string{"the copies back returned"};
-  });
+  auto running = std::async(std::launch::async, [&] { return error_of_run(strategy); });
   // Both groups are on the stream once both copies back were sent behind them.
   REQUIRE(gpus.backend->wait_for_copies(internal::GpuCopyKind::device_to_host, copies_back + 2,
                                         std::chrono::seconds{20}));
@@ -377,29 +370,18 @@ TEST_CASE("an NCCL collective that hangs on the GPU is aborted at its timeout, a
   EmulatedNccl nccl;
   Runtime rt({.logical_cpu_devices = 1});
   MirroredStrategy strategy(rt, {}, nccl_options(0.3));
-  auto reduce = [] {
-    return get_replica_context().all_reduce(ReduceOp::SUM, Tensor::full({4}, 1.0, DType::float32).to(gpu_of_replica()))
-      .to("CPU:0");
-  };
-  CHECK(array_equal(strategy.run(reduce).values()[0], Tensor::full({4}, 2.0, DType::float32)));
+  CHECK(array_equal(strategy.run(sum_of_ones).values()[0], Tensor::full({4}, 2.0, DType::float32)));
   // The streams never report the next collective done: it hangs on the GPU,
   // with each replica's copy back queued behind it.
   gpus.backend->hold_completions(true);
-  auto running = std::async(std::launch::async, [&] {
-    try {
-      (void) strategy.run(reduce);
-    } catch (const std::exception& e) {
-      return std::string{e.what()};
-    }
-    return std::string{"the copies back returned"};
-  });
+  auto running = std::async(std::launch::async, [&] { return error_of_run(strategy); });
   const bool aborted = nccl.backend->wait_for_aborted(2, std::chrono::seconds{20});
   gpus.backend->hold_completions(false);  // the aborted kernels return
   REQUIRE(aborted);
   REQUIRE(running.wait_for(std::chrono::seconds{20}) == std::future_status::ready);
   CHECK_THAT(running.get(), Contains("did not finish on the GPU within its timeout"));
   // Reported once: the devices stay usable, on a new communicator.
-  CHECK(array_equal(strategy.run(reduce).values()[1], Tensor::full({4}, 2.0, DType::float32)));
+  CHECK(array_equal(strategy.run(sum_of_ones).values()[1], Tensor::full({4}, 2.0, DType::float32)));
   CHECK(nccl.backend->ranks_created() == 4);
   CHECK(nccl.backend->misuse().empty());
 }

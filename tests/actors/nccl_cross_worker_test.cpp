@@ -51,6 +51,14 @@ SimulatedCluster::DeviceOf own_gpus(Runtime& rt) {
   return [&rt](int w, int r) { return rt.resolve_device("GPU:" + std::to_string(w * replicas + r)); };
 }
 
+// Every replica's four ones, summed over both workers (4 each).
+void sum_of_ones(int w, int r, ReplicaHandle& h) {
+  const std::string device = "GPU:" + std::to_string(w * replicas + r);
+  auto sum = h.collective(request(CollectiveKind::all_reduce, ReduceOp::SUM,
+                                  {Tensor::full({4}, 1.0, DType::float32).to(device)}));
+  REQUIRE(sum.tensors.at(0).to("CPU:0").to_vector<float>() == std::vector<float>(4, 4.0f));
+}
+
 } // namespace
 
 TEST_CASE("workers all-reduce, broadcast and all-gather GPU tensors through one NCCL communicator",
@@ -125,22 +133,16 @@ TEST_CASE("an NCCL collective across workers that cannot complete fails everywhe
   EmulatedNccl nccl;
   Runtime rt({.logical_cpu_devices = 1});
   SimulatedCluster cluster(rt, workers, replicas, options(0.3), own_gpus(rt));
-  auto reduce = [&](int w, int r, ReplicaHandle& h) {
-    const std::string device = "GPU:" + std::to_string(w * replicas + r);
-    auto sum = h.collective(request(CollectiveKind::all_reduce, ReduceOp::SUM,
-                                    {Tensor::full({4}, 1.0, DType::float32).to(device)}));
-    REQUIRE(sum.tensors.at(0).to("CPU:0").to_vector<float>() == std::vector<float>(4, 4.0f));
-  };
-  require_all_ok(cluster.run(reduce));
+  require_all_ok(cluster.run(sum_of_ones));
   nccl.backend->stall_gpu(3);  // worker 1's second replica never gets going
-  auto errors = cluster.run(reduce);
+  auto errors = cluster.run(sum_of_ones);
   for (const auto& worker : errors)
     for (const auto& e : worker) {
       REQUIRE(e);
       CHECK_THAT(what(e), Contains("did not get the collective going within 0.3s"));
     }
   nccl.backend->stall_gpu(3, false);
-  require_all_ok(cluster.run(reduce));
+  require_all_ok(cluster.run(sum_of_ones));
   CHECK(nccl.backend->unique_ids() == 2);
   CHECK(nccl.backend->ranks_created() == 2 * workers * replicas);
   CHECK(nccl.backend->misuse().empty());
@@ -152,15 +154,10 @@ TEST_CASE("an NCCL failure on one worker's GPU aborts every worker's ranks at on
   EmulatedNccl nccl;
   Runtime rt({.logical_cpu_devices = 1});
   SimulatedCluster cluster(rt, workers, replicas, options(60), own_gpus(rt));
-  auto reduce = [&](int w, int r, ReplicaHandle& h) {
-    const std::string device = "GPU:" + std::to_string(w * replicas + r);
-    (void) h.collective(request(CollectiveKind::all_reduce, ReduceOp::SUM,
-                                {Tensor::full({4}, 1.0, DType::float32).to(device)}));
-  };
-  require_all_ok(cluster.run(reduce));
+  require_all_ok(cluster.run(sum_of_ones));
   nccl.backend->fail_gpu(3, "emulated network failure");  // worker 1's second replica
   const auto start = std::chrono::steady_clock::now();
-  auto errors = cluster.run(reduce);
+  auto errors = cluster.run(sum_of_ones);
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds{20});
   for (int w = 0; w < workers; ++w)
     for (int r = 0; r < replicas; ++r) {
