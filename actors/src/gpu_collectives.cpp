@@ -25,6 +25,17 @@ GpuDeviceMemory* gpu_memory(const DeviceSpec& device) noexcept {
   }
 }
 
+// What announce() writes: [unique id][i32 ranks][name].
+constexpr std::size_t announced_fixed = NcclUniqueId::size + sizeof(int32_t);
+constexpr std::size_t max_name_bytes = 256;
+
+void check_announced(const std::string& announced) {
+  if (announced.size() < announced_fixed || announced.size() > announced_fixed + max_name_bytes)
+    fail(Errc::data_loss, "rank 0 announced an NCCL communicator of " + std::to_string(announced.size())
+                            + " bytes, which does not read as one (" + std::to_string(announced_fixed) + " to "
+                            + std::to_string(announced_fixed + max_name_bytes) + " bytes)");
+}
+
 } // namespace
 
 GpuCollectives::GpuCollectives(Setup setup, CommunicatorFailed communicator_failed)
@@ -58,8 +69,6 @@ bool GpuCollectives::uses_nccl() {
     return *uses_nccl_;
   const std::string group = "collective group " + std::to_string(setup_.group);
   std::string devices;
-  std::string shared_card;
-  std::set<int> cards;
   for (const auto& device : setup_.devices) {
     auto* gpu = gpu_memory(device);
     if (gpu == nullptr)
@@ -67,14 +76,10 @@ bool GpuCollectives::uses_nccl() {
                                   + " is not a GPU, but its peers send GPU tensors; run every replica on a GPU "
                                     "or copy the values to the host");
     devices += (devices.empty() ? "" : ", ") + device.short_name() + " (GPU " + std::to_string(gpu->gpu()) + ")";
-    if (!cards.insert(gpu->gpu()).second && shared_card.empty())
-      shared_card = device.short_name() + " shares physical GPU " + std::to_string(gpu->gpu())
-                    + " with another replica, and NCCL takes one rank per GPU";
   }
   auto& nccl = nccl_backend();
-  const std::string unavailable = nccl.available() ? "" : nccl.unavailable_reason();
   const bool asked = setup_.implementation == CommunicationImplementation::NCCL;
-  const std::string why_not = !unavailable.empty() ? unavailable : shared_card;
+  const std::string why_not = nccl_unusable_reason(setup_.devices);
   if (why_not.empty() && setup_.implementation != CommunicationImplementation::RING
       && (asked || setup_.across_workers || setup_.devices.size() > 1)) {
     uses_nccl_ = true;
@@ -123,27 +128,12 @@ NcclCommunicatorSpec GpuCollectives::communicator() {
 }
 
 std::string GpuCollectives::announce() {
-  // [unique id][i32 ranks][name]
   const auto spec = communicator();
   std::string out(reinterpret_cast<const char*>(spec.id.bytes.data()), spec.id.bytes.size());
   const int32_t ranks = spec.ranks;
   out.append(reinterpret_cast<const char*>(&ranks), sizeof ranks);
   return out + spec.name;
 }
-
-namespace {
-
-constexpr std::size_t announced_fixed = NcclUniqueId::size + sizeof(int32_t);
-constexpr std::size_t max_name_bytes = 256;
-
-void check_announced(const std::string& announced) {
-  if (announced.size() < announced_fixed || announced.size() > announced_fixed + max_name_bytes)
-    fail(Errc::data_loss, "rank 0 announced an NCCL communicator of " + std::to_string(announced.size())
-                            + " bytes, which does not read as one (" + std::to_string(announced_fixed) + " to "
-                            + std::to_string(announced_fixed + max_name_bytes) + " bytes)");
-}
-
-} // namespace
 
 std::string GpuCollectives::announced_name(const std::string& announced) {
   check_announced(announced);
