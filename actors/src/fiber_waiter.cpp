@@ -2,6 +2,8 @@
 
 #include <caf/send.hpp>
 
+#include <troupe/core/errors.hpp>
+
 namespace troupe::internal {
 
 namespace {
@@ -22,6 +24,31 @@ FiberWaiter::Installer::Installer(FiberWaiter* waiter) noexcept : previous_(tl_w
 
 FiberWaiter::Installer::~Installer() {
   tl_waiter = previous_;
+}
+
+void FiberWaiter::hand_off(std::shared_ptr<const HandOff> handoff) {
+  handoffs_.push_back(std::move(handoff));
+  // The newest stays: it was just handed off. Older ones that finished are
+  // settled now, so that a failure surfaces at the next collective.
+  while (handoffs_.size() > 1 && (handoffs_.front()->done.done() || handoffs_.size() > max_handoffs))
+    settle_oldest();
+}
+
+void FiberWaiter::settle_handoffs() {
+  while (!handoffs_.empty())
+    settle_oldest();
+}
+
+void FiberWaiter::settle_oldest() {
+  const auto handoff = std::move(handoffs_.front());
+  handoffs_.pop_front();
+  if (!handoff->done.done())
+    await(handoff->done);
+  handoff->done.settle();
+  if (!handoff->error.empty()) {
+    handoffs_.clear();  // later ones were about the same failure, or ran after it
+    throw Error(Errc::internal, handoff->error);
+  }
 }
 
 bool FiberWaiter::park(const caf::actor& self) {

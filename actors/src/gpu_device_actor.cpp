@@ -26,7 +26,8 @@ private:
 
 GpuDeviceActor::GpuDeviceActor(caf::actor_config& cfg, GpuDeviceSetup setup)
   : caf::event_based_actor(cfg), setup_(std::move(setup)), stream_(setup_.stream),
-    nccl_(this, setup_.name, setup_.gpu, setup_.stream, *setup_.backend, [this](const std::string& why) {
+    nccl_(this, setup_.name, setup_.gpu, setup_.stream, *setup_.backend, setup_.nccl_poller,
+          [this](const std::string& why) {
       // Whatever is in flight may read what the aborted collectives left.
       std::lock_guard<std::mutex> guard{lost_->mutex};
       lost_->through = next_sequence_;
@@ -71,10 +72,6 @@ caf::behavior GpuDeviceActor::make_behavior() {
     },
     [this](const NcclGroupDoneMsg& msg) {
       nccl_.group_done(msg.serial);
-      run_held();
-    },
-    [this](const NcclWatchdogMsg& msg) {
-      nccl_.watchdog(msg.serial);
       run_held();
     },
     [this](const NcclHealthMsg&) {

@@ -89,8 +89,8 @@ void GpuDeviceMemory::launch_and_confirm(const char* what, std::function<void(co
 }
 
 void GpuDeviceMemory::nccl(NcclGroupMsg group) {
-  GpuTransfer confirm;
-  group.confirm = &confirm;
+  auto handoff = std::make_shared<HandOff>();
+  group.handoff = handoff;
   const std::string what = group.what;
   RuntimeImpl* runtime = nullptr;
   {
@@ -101,10 +101,17 @@ void GpuDeviceMemory::nccl(NcclGroupMsg group) {
   }
   if (runtime == nullptr)
     fail(Errc::failed_precondition, what + " on " + name_ + ": the Runtime that owned this GPU was destroyed");
-  // The device actor answers every group, also when it stops.
-  runtime->wait(confirm.done, what.c_str());
-  if (!confirm.error.empty())
-    fail(Errc::internal, confirm.error);
+  // The device actor answers every group, also when it stops. A replica's
+  // fiber goes on at once (it learns of a failure at its next collective,
+  // from a read of the outputs, or when its function returns): waiting here
+  // would add a round trip to the device actor to every collective.
+  if (auto* fiber = FiberWaiter::current()) {
+    fiber->hand_off(std::move(handoff));
+    return;
+  }
+  runtime->wait(handoff->done, what.c_str());
+  if (!handoff->error.empty())
+    fail(Errc::internal, handoff->error);
 }
 
 void GpuDeviceMemory::abort_nccl(const std::string& name, const std::string& why) {

@@ -46,6 +46,8 @@ std::unique_ptr<GpuDevices> GpuDevices::start(RuntimeImpl& runtime, const Runtim
   }
   const int per_gpu = options.logical_gpu_devices_per_gpu;
   std::unique_ptr<GpuDevices> devices{new GpuDevices};
+  // Shared by the device actors (and kept by each: the last one to stop ends it).
+  auto nccl_poller = std::make_shared<NcclProgressPoller>();
   for (int gpu = 0; gpu < count; ++gpu) {
     const auto properties = backend.properties(gpu);
     // TensorFlow gives each virtual device a memory_limit; ours defaults to an
@@ -61,7 +63,7 @@ std::unique_ptr<GpuDevices> GpuDevices::start(RuntimeImpl& runtime, const Runtim
       // Made here, so that a GPU that cannot run a stream fails the Runtime's
       // construction, naming it, rather than its first copy.
       auto actor = runtime.system().spawn<GpuDeviceActor>(
-        GpuDeviceSetup{name, gpu, &backend, backend.create_stream(gpu)});
+        GpuDeviceSetup{name, gpu, &backend, backend.create_stream(gpu), nccl_poller});
       auto memory = std::make_shared<GpuDeviceMemory>(name, gpu, std::move(allocator), runtime, actor);
       register_device_memory(memory);
       devices->devices_.push_back(Device{std::move(memory), std::move(actor)});

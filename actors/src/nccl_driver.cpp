@@ -12,12 +12,15 @@ namespace troupe::internal {
 
 namespace {
 
-// Polls start at once and back off to this: creating a communicator takes
-// milliseconds, and a connecting group far less.
-constexpr std::chrono::nanoseconds first_poll = std::chrono::microseconds{5};
+// The poller tells the actor about a group not on the stream yet at least
+// this often, so that the actor sees its deadline pass.
 constexpr std::chrono::nanoseconds max_poll = std::chrono::milliseconds{1};
-// How often NCCL's own error state is read while collectives run on the GPU.
+// How often, while collectives run on the GPU, NCCL's own error state is
+// read and the watched group's age looked at: at most this, and at most a
+// quarter of the timeout (a hang is then found within 1.25 timeouts of the
+// watch's start).
 constexpr std::chrono::nanoseconds health_interval = std::chrono::seconds{1};
+constexpr int ticks_per_timeout = 4;
 // Aborted communicators remembered, so that a group an abort overtook fails at once.
 constexpr std::size_t max_aborted_names = 64;
 
@@ -27,19 +30,25 @@ std::string seconds(std::chrono::nanoseconds t) {
   return buf;
 }
 
-void answer(GpuTransfer* confirm, std::string error) {
-  if (confirm == nullptr)
+void answer(const std::shared_ptr<HandOff>& handoff, std::string error) {
+  if (!handoff)
     return;
-  confirm->error = std::move(error);
-  confirm->done.set();
+  handoff->error = std::move(error);
+  handoff->done.set();
+}
+
+std::chrono::nanoseconds tick_for(std::chrono::nanoseconds timeout) {
+  return std::max<std::chrono::nanoseconds>(std::min(health_interval, timeout / ticks_per_timeout),
+                                            std::chrono::milliseconds{1});
 }
 
 } // namespace
 
 NcclDriver::NcclDriver(caf::event_based_actor* self, std::string device, int gpu, GpuStream stream,
-                       GpuBackend& gpu_backend, std::function<void(const std::string&)> on_lost)
+                       GpuBackend& gpu_backend, std::shared_ptr<NcclProgressPoller> poller,
+                       std::function<void(const std::string&)> on_lost)
   : self_(self), device_(std::move(device)), gpu_(gpu), stream_(stream), gpu_backend_(gpu_backend),
-    on_lost_(std::move(on_lost)) {
+    poller_(poller ? std::move(poller) : std::make_shared<NcclProgressPoller>()), on_lost_(std::move(on_lost)) {
 }
 
 NcclDriver::~NcclDriver() {
@@ -77,7 +86,7 @@ void NcclDriver::start(NcclGroupMsg msg, const std::string& device_failure, std:
   }
   const auto timeout = msg.timeout;
   ++started_;
-  waiting_ = Waiting{std::move(msg), false, self_->clock().now() + timeout, first_poll, std::move(lost)};
+  waiting_ = Waiting{std::move(msg), false, self_->clock().now() + timeout, std::move(lost)};
   advance();
 }
 
@@ -87,7 +96,15 @@ void NcclDriver::give_up(const NcclGroupMsg& msg, const std::string& why, const 
     end(msg.communicator.name, text, true);
   else if (msg.on_communicator_end)
     msg.on_communicator_end(msg.communicator.name, text);
-  answer(msg.confirm, lost.empty() ? text : lost + "; then " + text);
+  never_written(text);
+  answer(msg.handoff, lost.empty() ? text : lost + "; then " + text);
+}
+
+void NcclDriver::never_written(const std::string& why) {
+  // The caller went on without waiting: what reads the group's outputs
+  // must fail rather than read what they held before. Logged where the
+  // communicator was given up (end), not for every group it fails.
+  on_lost_(why + " (the collective's outputs were never written)");
 }
 
 void NcclDriver::poll(uint64_t waiting) {
@@ -132,7 +149,8 @@ void NcclDriver::advance() {
     case NcclState::in_progress:
       break;
   }
-  if (self_->clock().now() >= waiting.deadline) {
+  const auto now = self_->clock().now();
+  if (now >= waiting.deadline) {
     fail_waiting("NCCL did not get the collective going within " + seconds(waiting.msg.timeout) + ": rank "
                    + std::to_string(communicator.rank) + " of communicator " + name + " waited for the other "
                    + std::to_string(communicator.ranks - 1)
@@ -141,8 +159,10 @@ void NcclDriver::advance() {
                  true);
     return;
   }
-  self_->delayed_send(self_, waiting.delay, NcclPollMsg{started_});
-  waiting.delay = std::min(waiting.delay * 2, max_poll);
+  poller_->watch(communicator.comm, std::min<std::chrono::nanoseconds>(max_poll, waiting.deadline - now),
+                 [self = caf::actor_cast<caf::actor>(self_), serial = started_] {
+                   caf::anon_send(self, NcclPollMsg{serial});
+                 });
 }
 
 void NcclDriver::succeed() {
@@ -159,24 +179,27 @@ void NcclDriver::succeed() {
       // Without a completion to watch, a hang could not be told: give it up now.
       const std::string why = waiting.msg.what + " on " + device_ + ": " + e.what();
       end(name, why, true);
-      answer(waiting.msg.confirm, why);
+      never_written(why);
+      answer(waiting.msg.handoff, why);
       return;
     }
   }
   // On the stream, so the peers are not left waiting; a loss found before
   // is this caller's to hear now.
-  answer(waiting.msg.confirm, waiting.lost);
+  answer(waiting.msg.handoff, waiting.lost);
 }
 
 void NcclDriver::watch(uint64_t serial, std::chrono::nanoseconds timeout) {
   gpu_backend_.notify_when_done(gpu_, stream_, [self = caf::actor_cast<caf::actor>(self_), serial](const std::string&) {
     caf::anon_send(self, NcclGroupDoneMsg{serial});
   });
+  // No timer per watch: the health tick, running while groups do, looks at
+  // its age (a timer per collective costs a wake-up of the clock's thread).
   watching_ = serial;
-  self_->delayed_send(self_, timeout, NcclWatchdogMsg{serial});
+  watch_deadline_ = self_->clock().now() + timeout;
   if (!health_scheduled_) {
     health_scheduled_ = true;
-    self_->delayed_send(self_, std::min<std::chrono::nanoseconds>(health_interval, timeout), NcclHealthMsg{});
+    self_->delayed_send(self_, tick_for(timeout), NcclHealthMsg{});
   }
 }
 
@@ -185,7 +208,8 @@ void NcclDriver::fail_waiting(const std::string& why, bool tell_group) {
   waiting_.reset();
   const std::string text = waiting.msg.what + " on " + device_ + ": " + why;
   end(waiting.msg.communicator.name, text, tell_group);
-  answer(waiting.msg.confirm, waiting.lost.empty() ? text : waiting.lost + "; then " + text);
+  never_written(text);
+  answer(waiting.msg.handoff, waiting.lost.empty() ? text : waiting.lost + "; then " + text);
 }
 
 void NcclDriver::group_done(uint64_t serial) {
@@ -204,9 +228,9 @@ void NcclDriver::group_done(uint64_t serial) {
   rewatch();
 }
 
-void NcclDriver::watchdog(uint64_t serial) {
-  if (finished_serial_ >= serial || watching_ != serial)
-    return;  // finished in time
+void NcclDriver::check_watch() {
+  if (!watching_ || finished_serial_ >= *watching_ || self_->clock().now() < watch_deadline_)
+    return;  // finished, or still has time
   watching_.reset();
   std::vector<std::string> hung;
   for (const auto& [name, communicator] : communicators_)
@@ -231,9 +255,10 @@ void NcclDriver::watchdog(uint64_t serial) {
 }
 
 void NcclDriver::health() {
-  // NCCL's own errors (a network failure, a peer's abort) on groups already
-  // on the stream: found here rather than at the watchdog's timeout.
   health_scheduled_ = false;
+  check_watch();
+  // NCCL's own errors (a network failure, a peer's abort) on groups already
+  // on the stream: found here rather than at the watch's timeout.
   std::vector<std::pair<std::string, std::string>> failed;
   for (const auto& [name, communicator] : communicators_) {
     if (!running(communicator))
@@ -258,8 +283,7 @@ void NcclDriver::health() {
     any_running = any_running || running(communicator);
   if (any_running) {
     health_scheduled_ = true;
-    self_->delayed_send(self_, std::min<std::chrono::nanoseconds>(health_interval, latest_timeout_),
-                        NcclHealthMsg{});
+    self_->delayed_send(self_, tick_for(latest_timeout_), NcclHealthMsg{});
   }
 }
 
@@ -311,11 +335,14 @@ void NcclDriver::end(const std::string& name, const std::string& why, bool tell_
   // What is in flight on the stream may read the outputs of its groups.
   if (running(it->second) && !stopping)
     lose(device_ + ": a collective on NCCL communicator " + name + " was aborted on the GPU: " + why);
+  else if (tell_group)
+    TROUPE_LOG(warning, "coll") << why;  // the driver gave it up on its own
   // The group names a new communicator for its next collective, and aborts
   // the other local ranks of this one. Told first: whoever learns of the
   // abort next (a waiter on this stream) then reaches the group after it.
   if (tell_group && it->second.on_end)
     it->second.on_end(name, why);
+  poller_->forget(it->second.comm);  // before the abort frees it
   nccl_backend().abort(it->second.comm);
   communicators_.erase(it);
   remember_aborted(name, why);
@@ -336,7 +363,7 @@ void NcclDriver::stop_before_stream() {
     auto waiting = std::move(*waiting_);
     waiting_.reset();
     end(waiting.msg.communicator.name, "", false, true);
-    answer(waiting.msg.confirm, waiting.msg.what + " on " + device_ + ": " + device_
+    answer(waiting.msg.handoff, waiting.msg.what + " on " + device_ + ": " + device_
                                   + "'s device actor stopped (its Runtime is being destroyed)");
   }
   // A group still running may wait for a peer that never comes: the stream
@@ -353,8 +380,10 @@ void NcclDriver::stop_after_stream() noexcept {
   // Nothing runs on them any more. ncclCommAbort frees a rank without the
   // others (ncclCommDestroy may wait for them, and they stop on threads this
   // one may be blocking).
-  for (auto& [name, communicator] : communicators_)
+  for (auto& [name, communicator] : communicators_) {
+    poller_->forget(communicator.comm);
     nccl_backend().abort(communicator.comm);
+  }
   communicators_.clear();
 }
 

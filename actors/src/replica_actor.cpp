@@ -97,10 +97,14 @@ void ReplicaActor::create_fiber() {
     for (;;) {
       try {
         job_->body(setup_.replica);
+        // Collectives handed off to GPUs without waiting must be on their
+        // streams before the run reports success.
+        settle_handoffs();
         job_error_ = nullptr;
       } catch (const boost::context::detail::forced_unwind&) {
         throw; // the actor is going away: let Boost unwind this stack
       } catch (...) {
+        drop_handoffs();
         job_error_ = std::current_exception();
       }
       finished_ = true;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <troupe/actors/fiber_waiter.hpp>
 #include <troupe/troupe.hpp>
 
 #include "support/emulated_gpus.hpp"
@@ -56,6 +57,19 @@ std::string error_of_run(MirroredStrategy& strategy) {
   }
   return "the copies back returned";
 }
+
+/// Two replicas on emulated cards of their own, all-reducing through the
+/// emulated NCCL with a collective timeout of `timeout_seconds`, after one
+/// run of sum_of_ones that made their communicator.
+struct TwoNcclReplicas {
+  explicit TwoNcclReplicas(double timeout_seconds) : strategy(rt, {}, nccl_options(timeout_seconds)) {
+    CHECK(array_equal(strategy.run(sum_of_ones).values()[0], Tensor::full({4}, 2.0, DType::float32)));
+  }
+  EmulatedGpus gpus{2};
+  EmulatedNccl nccl;
+  Runtime rt{{.logical_cpu_devices = 1}};
+  MirroredStrategy strategy;  // last: made after the Runtime, destroyed before it
+};
 
 } // namespace
 
@@ -249,11 +263,9 @@ TEST_CASE("mismatched collectives of GPU tensors fail on every replica before NC
 TEST_CASE("an NCCL collective whose peers never arrive fails on every replica within its timeout, and the next "
           "one runs on a new communicator",
           "[actors][gpu][nccl]") {
-  EmulatedGpus gpus(2);
-  EmulatedNccl nccl;
-  Runtime rt({.logical_cpu_devices = 1});
-  MirroredStrategy strategy(rt, {}, nccl_options(0.3));
-  CHECK(array_equal(strategy.run(sum_of_ones).values()[0], Tensor::full({4}, 2.0, DType::float32)));
+  TwoNcclReplicas two(0.3);
+  auto& nccl = two.nccl;
+  auto& strategy = two.strategy;
   nccl.backend->stall_gpu(1);
   const auto start = std::chrono::steady_clock::now();
   std::string message;
@@ -276,11 +288,9 @@ TEST_CASE("an NCCL collective whose peers never arrive fails on every replica wi
 
 TEST_CASE("an NCCL failure on one GPU aborts the other replicas' groups at once, long before their timeout",
           "[actors][gpu][nccl]") {
-  EmulatedGpus gpus(2);
-  EmulatedNccl nccl;
-  Runtime rt({.logical_cpu_devices = 1});
-  MirroredStrategy strategy(rt, {}, nccl_options(60));
-  CHECK(array_equal(strategy.run(sum_of_ones).values()[0], Tensor::full({4}, 2.0, DType::float32)));
+  TwoNcclReplicas two(60);
+  auto& nccl = two.nccl;
+  auto& strategy = two.strategy;
   nccl.backend->fail_gpu(1, "emulated network failure");
   const auto start = std::chrono::steady_clock::now();
   const auto message = error_message_of([&] { (void) strategy.run(sum_of_ones); });
@@ -288,6 +298,63 @@ TEST_CASE("an NCCL failure on one GPU aborts the other replicas' groups at once,
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds{20});
   CHECK_THAT(message, Contains("emulated network failure"));
   CHECK(nccl.backend->ranks_aborted() == 2);
+}
+
+TEST_CASE("a replica goes on while its NCCL group gets onto the stream, and a failed group still fails its run, "
+          "read or not",
+          "[actors][gpu][nccl]") {
+  TwoNcclReplicas two(0.3);
+  auto& nccl = two.nccl;
+  auto& strategy = two.strategy;
+  nccl.backend->stall_gpu(1);
+  // The all_reduce returns before its group is on the stream (GPU:1 never
+  // gets going), and nobody reads its result: the run still fails, when the
+  // replica function returns.
+  std::vector<int> returned(2, 0);
+  const auto unread = error_message_of([&] {
+    (void) strategy.run([&] {
+      const int r = get_replica_context().replica_id_in_sync_group();
+      (void) get_replica_context().all_reduce(ReduceOp::SUM, Tensor::full({4}, 1.0, DType::float32).to(gpu_of_replica()));
+      returned[static_cast<std::size_t>(r)] = 1;
+    });
+  });
+  CHECK(returned == std::vector<int>{1, 1});
+  CHECK_THAT(unread, Contains("did not get the collective going within 0.3s"));
+  // A replica that reads a failed output hears of the failure there; and
+  // once GPU:1 goes again, nothing of the failed runs fails the next one.
+  const auto read = error_message_of([&] { (void) strategy.run(sum_of_ones); });
+  CHECK_THAT(read, Contains("the collective's outputs were never written"));
+  nccl.backend->stall_gpu(1, false);
+  CHECK(array_equal(strategy.run(sum_of_ones).values()[1], Tensor::full({4}, 2.0, DType::float32)));
+  CHECK(nccl.backend->misuse().empty());
+}
+
+TEST_CASE("a failed NCCL group surfaces at the replica's next collective when its output is never read",
+          "[actors][gpu][nccl]") {
+  EmulatedGpus gpus(2);
+  EmulatedNccl nccl;
+  Runtime rt({.logical_cpu_devices = 1});
+  MirroredStrategy strategy(rt, {}, nccl_options(0.3));
+  nccl.backend->stall_gpu(1);
+  std::vector<int> collectives(2, 0);
+  const auto message = error_message_of([&] {
+    (void) strategy.run([&] {
+      const int r = get_replica_context().replica_id_in_sync_group();
+      const Tensor x = Tensor::full({4}, 1.0, DType::float32).to(gpu_of_replica());
+      // The first group waits out its timeout, and every later one waits
+      // behind it: once FiberWaiter::max_handoffs are outstanding, the next
+      // collective waits for the first, and throws its failure.
+      for (int i = 0; i < 1000; ++i) {
+        (void) get_replica_context().all_reduce(ReduceOp::SUM, x);
+        ++collectives[static_cast<std::size_t>(r)];
+      }
+    });
+  });
+  CHECK_THAT(message, Contains("did not get the collective going within 0.3s"));
+  for (int done : collectives) {
+    CHECK(done >= 1);
+    CHECK(done <= static_cast<int>(internal::FiberWaiter::max_handoffs));
+  }
 }
 
 TEST_CASE("one replica on a GPU gathers and broadcasts its own GPU values without NCCL", "[actors][gpu][nccl]") {
@@ -329,21 +396,19 @@ TEST_CASE("a strategy destroyed while its collective still runs frees its NCCL r
 TEST_CASE("an NCCL failure reported while a collective runs on the GPU fails the copies back behind it, long before "
           "the timeout",
           "[actors][gpu][nccl]") {
-  EmulatedGpus gpus(2);
-  EmulatedNccl nccl;
-  Runtime rt({.logical_cpu_devices = 1});
-  MirroredStrategy strategy(rt, {}, nccl_options(60));
-  CHECK(array_equal(strategy.run(sum_of_ones).values()[0], Tensor::full({4}, 2.0, DType::float32)));
-  gpus.backend->hold_completions(true);  // on the stream, not finished
-  const int copies_back = gpus.backend->copies(internal::GpuCopyKind::device_to_host);
+  TwoNcclReplicas two(60);
+  auto& nccl = two.nccl;
+  auto& strategy = two.strategy;
+  two.gpus.backend->hold_completions(true);  // on the stream, not finished
+  const int copies_back = two.gpus.backend->copies(internal::GpuCopyKind::device_to_host);
   const auto start = std::chrono::steady_clock::now();
   auto running = std::async(std::launch::async, [&] { return error_of_run(strategy); });
   // Both groups are on the stream once both copies back were sent behind them.
-  REQUIRE(gpus.backend->wait_for_copies(internal::GpuCopyKind::device_to_host, copies_back + 2,
+  REQUIRE(two.gpus.backend->wait_for_copies(internal::GpuCopyKind::device_to_host, copies_back + 2,
                                         std::chrono::seconds{20}));
   nccl.backend->fail_gpu(0, "emulated network failure");  // what ncclCommGetAsyncError reports
   const bool aborted = nccl.backend->wait_for_aborted(2, std::chrono::seconds{20});
-  gpus.backend->hold_completions(false);
+  two.gpus.backend->hold_completions(false);
   REQUIRE(aborted);
   REQUIRE(running.wait_for(std::chrono::seconds{20}) == std::future_status::ready);
   CHECK_THAT(running.get(), Contains("NCCL reported a failure of communicator"));
@@ -366,17 +431,15 @@ TEST_CASE("an NCCL mean of integer GPU tensors is refused, naming the fix", "[ac
 TEST_CASE("an NCCL collective that hangs on the GPU is aborted at its timeout, and a copy back queued behind it "
           "fails instead of returning what the aborted collective left",
           "[actors][gpu][nccl]") {
-  EmulatedGpus gpus(2);
-  EmulatedNccl nccl;
-  Runtime rt({.logical_cpu_devices = 1});
-  MirroredStrategy strategy(rt, {}, nccl_options(0.3));
-  CHECK(array_equal(strategy.run(sum_of_ones).values()[0], Tensor::full({4}, 2.0, DType::float32)));
+  TwoNcclReplicas two(0.3);
+  auto& nccl = two.nccl;
+  auto& strategy = two.strategy;
   // The streams never report the next collective done: it hangs on the GPU,
   // with each replica's copy back queued behind it.
-  gpus.backend->hold_completions(true);
+  two.gpus.backend->hold_completions(true);
   auto running = std::async(std::launch::async, [&] { return error_of_run(strategy); });
   const bool aborted = nccl.backend->wait_for_aborted(2, std::chrono::seconds{20});
-  gpus.backend->hold_completions(false);  // the aborted kernels return
+  two.gpus.backend->hold_completions(false);  // the aborted kernels return
   REQUIRE(aborted);
   REQUIRE(running.wait_for(std::chrono::seconds{20}) == std::future_status::ready);
   CHECK_THAT(running.get(), Contains("did not finish on the GPU within its timeout"));

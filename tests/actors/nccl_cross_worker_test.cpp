@@ -51,12 +51,16 @@ SimulatedCluster::DeviceOf own_gpus(Runtime& rt) {
   return [&rt](int w, int r) { return rt.resolve_device("GPU:" + std::to_string(w * replicas + r)); };
 }
 
-// Every replica's four ones, summed over both workers (4 each).
+// Every replica's four ones, summed over both workers (4 each). A failed
+// collective throws at the latest when its value is read back (its group
+// was handed to the GPU without waiting): outside REQUIRE, so that the
+// replica's error is the collective's.
 void sum_of_ones(int w, int r, ReplicaHandle& h) {
   const std::string device = "GPU:" + std::to_string(w * replicas + r);
   auto sum = h.collective(request(CollectiveKind::all_reduce, ReduceOp::SUM,
                                   {Tensor::full({4}, 1.0, DType::float32).to(device)}));
-  REQUIRE(sum.tensors.at(0).to("CPU:0").to_vector<float>() == std::vector<float>(4, 4.0f));
+  const auto values = sum.tensors.at(0).to("CPU:0").to_vector<float>();
+  REQUIRE(values == std::vector<float>(4, 4.0f));
 }
 
 } // namespace

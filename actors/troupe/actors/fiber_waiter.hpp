@@ -1,5 +1,9 @@
 #pragma once
 
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <string>
 #include <utility>
 
 #include <caf/actor.hpp>
@@ -8,6 +12,13 @@
 #include <troupe/actors/completion.hpp>
 
 namespace troupe::internal {
+
+/// The outcome of work a fiber handed off without waiting for it (an NCCL
+/// group on its way to a GPU's stream): "" or why it failed, once `done`.
+struct HandOff {
+  Completion done;
+  std::string error;
+};
 
 /// An actor's fiber on which user code runs (a replica's function, a
 /// scheduled function on a worker). A blocking troupe call made there (a
@@ -19,6 +30,22 @@ class FiberWaiter {
 public:
   /// Suspends the calling fiber until `done` is set. Called on the fiber.
   virtual void await(const Completion& done) = 0;
+
+  /// Called on the fiber: `handoff` is settled before the fiber's function
+  /// returns (settle_handoffs). Throws the error of an earlier handoff that
+  /// failed meanwhile, and waits for the oldest one when max_handoffs are
+  /// outstanding.
+  void hand_off(std::shared_ptr<const HandOff> handoff);
+
+  /// Called on the fiber when its function returned: waits for every
+  /// handoff, and throws the first one's error (an Error, Errc::internal).
+  void settle_handoffs();
+
+  /// Forgets the handoffs (the function failed already: its error is the one
+  /// reported, and the handoffs' errors are about the same failure).
+  void drop_handoffs() noexcept { handoffs_.clear(); }
+
+  static constexpr std::size_t max_handoffs = 16;
 
   /// The waiter whose fiber the calling code runs on, or null on a plain thread.
   [[nodiscard]] static FiberWaiter* current() noexcept;
@@ -56,7 +83,11 @@ protected:
   [[nodiscard]] bool waiting() const noexcept { return awaited_ != nullptr; }
 
 private:
+  /// Waits for the oldest handoff and forgets it; throws its error.
+  void settle_oldest();
+
   const Completion* awaited_ = nullptr;
+  std::deque<std::shared_ptr<const HandOff>> handoffs_;
   bool parked_ = false;
 };
 

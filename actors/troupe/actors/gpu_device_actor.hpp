@@ -73,6 +73,7 @@ struct GpuDeviceSetup {
   int gpu = 0;               ///< the physical GPU the logical one lives on
   GpuBackend* backend = nullptr;
   GpuStream stream = nullptr; ///< created on `gpu`; the actor destroys it when it stops
+  std::shared_ptr<NcclProgressPoller> nccl_poller; ///< shared by a Runtime's device actors
 };
 
 /// The actor that owns one logical GPU's stream: every copy and fill reaches

@@ -12,6 +12,7 @@
 #include <caf/event_based_actor.hpp>
 
 #include <troupe/actors/nccl_messages.hpp>
+#include <troupe/actors/nccl_progress_poller.hpp>
 #include <troupe/core/gpu_backend.hpp>
 #include <troupe/core/nccl_backend.hpp>
 
@@ -22,13 +23,16 @@ namespace troupe::internal {
 /// a peer is lost), and the group of calls it is getting onto the stream.
 ///
 /// Communicators are nonblocking, so the actor never waits for a peer: while
-/// a group is not on the stream yet (the communicator is being created, or
-/// NCCL connects), the driver is busy() and polls through messages to the
-/// actor, which holds back every other piece of stream work until it is
-/// not: what the caller enqueues after a collective runs after it.
+/// a group is not on the stream yet (the communicator is being created, NCCL
+/// connects, or its launch thread runs), the driver is busy(), the Runtime's
+/// NcclProgressPoller watches the communicator and tells the actor when it
+/// moved on (or after max_poll, to look at the deadline), and the actor
+/// holds back every other piece of stream work until then: what the caller
+/// enqueues after a collective runs after it.
 ///
 /// A group that cannot get onto the stream within its timeout, or whose
-/// communicator is aborted (NcclAbortMsg: a peer is gone), fails its caller,
+/// communicator is aborted (NcclAbortMsg: a peer is gone), fails its caller
+/// (its handoff; and as a loss, since the caller went on without waiting),
 /// and the communicator is aborted: the next group names a new one. A group
 /// that got onto the stream but does not finish on the GPU (a peer hangs) is
 /// aborted too, with every communicator that has groups on the stream; its
@@ -36,18 +40,19 @@ namespace troupe::internal {
 /// with the reason (the actor's on_lost), or else the next waited one does,
 /// once: the device stays usable. A communicator the driver gives up on its
 /// own is reported to its group (NcclGroupMsg::on_communicator_end), which
-/// names a new one for the next collective. One group at a time is watched (a completion callback and a
-/// timer), the latest issued when the watch is armed: the stream runs in
-/// order, so its completion covers every group before it, and a hang is
-/// found within twice the timeout at most, without a callback and a timer
-/// per collective.
+/// names a new one for the next collective. One group at a time is watched
+/// (a completion callback; a health tick while groups run looks at its age),
+/// the latest issued when the watch is armed: the stream runs in order, so
+/// its completion covers every group before it, and a hang is found within
+/// twice the timeout at most, without a callback and a timer per collective.
 class NcclDriver {
 public:
   /// `on_lost` is told when collectives on the stream were lost: the actor
   /// fails the transfers in flight (they may read what the aborted
   /// collectives left), or else the next one waited for.
   NcclDriver(caf::event_based_actor* self, std::string device, int gpu, GpuStream stream,
-             GpuBackend& gpu_backend, std::function<void(const std::string&)> on_lost);
+             GpuBackend& gpu_backend, std::shared_ptr<NcclProgressPoller> poller,
+             std::function<void(const std::string&)> on_lost);
   ~NcclDriver();
   NcclDriver(const NcclDriver&) = delete;
   NcclDriver& operator=(const NcclDriver&) = delete;
@@ -63,8 +68,8 @@ public:
   /// A poll for the group `waiting` (NcclPollMsg); a stale one does nothing.
   void poll(uint64_t waiting);
   void group_done(uint64_t serial);
-  void watchdog(uint64_t serial);
-  /// Reads NCCL's error state of the communicators with groups on the stream (NcclHealthMsg).
+  /// Reads NCCL's error state of the communicators with groups on the
+  /// stream, and ends those with a group past its timeout (NcclHealthMsg).
   void health();
   void abort(const std::string& name, const std::string& why);
   /// Frees this device's rank of `name` once its groups on the stream
@@ -88,7 +93,6 @@ private:
     NcclGroupMsg msg;
     bool issued = false;
     std::chrono::steady_clock::time_point deadline;
-    std::chrono::nanoseconds delay;
     std::string lost;  ///< a loss to report to the caller with this group
   };
 
@@ -102,6 +106,10 @@ private:
   /// Fails `msg` before it started, telling its group (the peers must not
   /// wait); `lost` goes to the caller first.
   void give_up(const NcclGroupMsg& msg, const std::string& why, const std::string& lost);
+  /// A group failed before the stream: its outputs are lost (`why`).
+  void never_written(const std::string& why);
+  /// Ends the communicators with groups on the stream once the watched one is past its deadline.
+  void check_watch();
   void remember_aborted(const std::string& name, const std::string& why);
   /// Collectives on the stream are lost, for `why`: tells the actor.
   void lose(const std::string& why);
@@ -119,6 +127,7 @@ private:
   int gpu_;
   GpuStream stream_;
   GpuBackend& gpu_backend_;
+  std::shared_ptr<NcclProgressPoller> poller_;
   std::function<void(const std::string&)> on_lost_;
   std::map<std::string, Communicator> communicators_;
   std::optional<Waiting> waiting_;
@@ -126,6 +135,7 @@ private:
   uint64_t next_serial_ = 0;      ///< the latest group issued
   uint64_t finished_serial_ = 0;  ///< the stream is past every group up to it
   std::optional<uint64_t> watching_;
+  std::chrono::steady_clock::time_point watch_deadline_;
   bool health_scheduled_ = false;
   std::set<std::string> closing_;  ///< to end once their groups finished
   std::map<std::string, std::string> aborted_names_;  ///< the latest ones, with why, in aborted_order_

@@ -13,11 +13,10 @@
 
 #include <caf/allowed_unsafe_message_type.hpp>
 
+#include <troupe/actors/fiber_waiter.hpp>
 #include <troupe/core/nccl_backend.hpp>
 
 namespace troupe::internal {
-
-struct GpuTransfer;
 
 /// Which communicator a group of calls runs on, and how to create this
 /// device's rank of it if the device has none under `name` yet.
@@ -32,15 +31,16 @@ struct NcclCommunicatorSpec {
 
 /// Caller -> device actor: issue `calls` as one NCCL group on the device's
 /// stream, after everything sent to the device before. The actor sets
-/// `confirm` once the group is on the stream, or failed; the caller keeps
-/// the buffers alive (`keep_alive`) until then.
+/// `handoff` once the group is on the stream, or failed; the caller does
+/// not wait for it (FiberWaiter::hand_off), and `keep_alive` keeps the
+/// buffers alive until then.
 struct NcclGroupMsg {
   NcclCommunicatorSpec communicator;
   std::vector<NcclCall> calls;
   std::shared_ptr<const void> keep_alive;
   std::string what;                       ///< "all_reduce (group 3, run 1, #0)", for errors
   std::chrono::nanoseconds timeout{0};    ///< then the communicator is aborted
-  GpuTransfer* confirm = nullptr;
+  std::shared_ptr<HandOff> handoff;
   /// Told (communicator name, why) when the device actor gives up its rank
   /// of the communicator on its own (a failure, a timeout, a hang).
   std::function<void(const std::string&, const std::string&)> on_communicator_end;
@@ -70,12 +70,8 @@ struct NcclGroupDoneMsg {
   uint64_t serial = 0;
 };
 
-/// Device actor -> itself: group `serial` should have finished by now.
-struct NcclWatchdogMsg {
-  uint64_t serial = 0;
-};
-
-/// Device actor -> itself: read NCCL's error state of the running communicators.
+/// Device actor -> itself, while groups run: read NCCL's error state of
+/// their communicators, and look for a group that should have finished.
 struct NcclHealthMsg {};
 
 } // namespace troupe::internal
@@ -85,5 +81,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclAbortMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclCloseMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclPollMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclGroupDoneMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclWatchdogMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclHealthMsg)
