@@ -292,6 +292,7 @@ void CollectiveGroupActor::complete(const CollectiveKey& key, Pending& pending) 
   try {
     switch (first.kind) {
       case CollectiveKind::all_reduce:
+      case CollectiveKind::reduce_scatter:  // NCCL scatters; elsewhere each replica takes its block
         reduce(key, pending);
         return;
       case CollectiveKind::all_gather: {
@@ -355,7 +356,8 @@ void CollectiveGroupActor::reduce(const CollectiveKey& key, Pending& pending) {
     inputs.push_back(c->request->tensors);
   for (const auto& t : inputs.front()) {
     if (t.dtype() == DType::bool_)
-      throw Error(Errc::not_supported, "all_reduce of bool tensors is not supported: cast to int32 first");
+      throw Error(Errc::not_supported, std::string{troupe::name(pending.contributions.front()->request->kind)}
+                                         + " of bool tensors is not supported: cast to int32 first");
     bytes += t.nbytes();
   }
   const auto n = inputs.size();

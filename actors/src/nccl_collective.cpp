@@ -16,6 +16,21 @@ NcclReduction reduction_of(ReduceOp op) {
   return op == ReduceOp::MEAN ? NcclReduction::avg : NcclReduction::sum;
 }
 
+/// A shape seen from one axis: the elements before it and after it.
+struct AxisSplit {
+  int axis;          ///< normalized
+  int64_t outer;     ///< product of the dimensions before `axis`
+  int64_t trailing;  ///< product of the dimensions after it
+};
+
+AxisSplit split_at(const Shape& shape, int axis) {
+  AxisSplit split{shape.normalize_axis(axis), 1, 1};
+  for (int d = 0; d < shape.rank(); ++d)
+    if (d != split.axis)
+      (d < split.axis ? split.outer : split.trailing) *= shape[d];
+  return split;
+}
+
 } // namespace
 
 NcclCollective::NcclCollective(Plan plan, std::vector<std::vector<Tensor>> inputs, std::vector<DeviceSpec> devices)
@@ -32,13 +47,20 @@ NcclCollective::NcclCollective(Plan plan, std::vector<std::vector<Tensor>> input
                                          "there with .to())");
       if (x.dtype() == DType::bool_)
         fail(Errc::not_supported, kind + " of bool tensors through NCCL: cast them to int32 or uint8 first");
-      if (plan_.kind == CollectiveKind::all_reduce && plan_.op == ReduceOp::MEAN && !is_floating(x.dtype()))
-        fail(Errc::not_supported, "all_reduce MEAN of " + std::string{name(x.dtype())}
+      if (reduces(plan_.kind) && plan_.op == ReduceOp::MEAN && !is_floating(x.dtype()))
+        fail(Errc::not_supported, kind + " MEAN of " + std::string{name(x.dtype())}
                                     + " GPU tensors: NCCL averages floating-point values only; reduce with SUM "
                                       "and divide, or cast to float32");
-      if (plan_.kind == CollectiveKind::all_gather && x.shape().rank() == 0)
-        fail(Errc::invalid_argument, "all_gather of a scalar (value " + std::to_string(t)
-                                       + "): gathering needs an axis; reshape it to shape (1) first");
+      if ((plan_.kind == CollectiveKind::all_gather || plan_.kind == CollectiveKind::reduce_scatter)
+          && x.shape().rank() == 0)
+        fail(Errc::invalid_argument, kind + " of a scalar (value " + std::to_string(t)
+                                       + "): it needs an axis; reshape it to shape (1) first");
+      if (plan_.kind == CollectiveKind::reduce_scatter
+          && x.shape()[x.shape().normalize_axis(plan_.axis)] % plan_.communicator.ranks != 0)
+        fail(Errc::invalid_argument, "reduce_scatter of value " + std::to_string(t) + " of shape "
+                                       + x.shape().to_string() + " along axis " + std::to_string(plan_.axis)
+                                       + ": its size there is not a multiple of the "
+                                       + std::to_string(plan_.communicator.ranks) + " replicas; pad it");
     }
 }
 
@@ -110,14 +132,18 @@ std::vector<Tensor> NcclCollective::run(int replica, const std::function<void(co
   GpuDeviceMemory* gpu = nullptr;
   std::vector<Tensor> outputs;
   NcclGroupMsg group;
-  // all_gather along an inner axis: the blocks NCCL wrote, copied into place after the group.
+  // Along an inner axis, blocks of `rows` rows copied in 2D: a reduce_scatter's
+  // input blocks into rank order before the group (arrangements), an
+  // all_gather's blocks from NCCL's rank order into place after it (placements).
   struct Placement {
     void* dst;
     std::size_t dst_pitch;
     const void* src;
+    std::size_t src_pitch;
     std::size_t width;
     std::size_t rows;
   };
+  std::vector<Placement> arrangements;
   std::vector<Placement> placements;
   std::vector<Tensor> staging;  // alive until the placements are sent, behind which they may be reused
   // Until the group reaches the device actor (which tells the group of its
@@ -149,11 +175,7 @@ std::vector<Tensor> NcclCollective::run(int replica, const std::function<void(co
         }
         case CollectiveKind::all_gather: {
           // Along `axis`: `outer` blocks of `units` x `trailing` elements per rank.
-          const int axis = x.shape().normalize_axis(plan_.axis);
-          int64_t outer = 1;
-          int64_t trailing = 1;
-          for (int d = 0; d < x.shape().rank(); ++d)
-            (d < axis ? outer : trailing) *= d == axis ? 1 : x.shape()[d];
+          const auto [axis, outer, trailing] = split_at(x.shape(), plan_.axis);
           int64_t total = 0;
           bool even = true;
           for (const auto& units : plan_.gather_rows) {
@@ -185,7 +207,7 @@ std::vector<Tensor> NcclCollective::run(int replica, const std::function<void(co
             if (outer > 1 && units > 0)
               placements.push_back({out + static_cast<std::size_t>(offset * trailing) * element,
                                     static_cast<std::size_t>(total * trailing) * element, block, block_bytes,
-                                    static_cast<std::size_t>(outer)});
+                                    block_bytes, static_cast<std::size_t>(outer)});
             if (!even && units > 0) {
               NcclCall part = call;  // each rank broadcasts its block into its place
               part.kind = NcclCall::Kind::broadcast;
@@ -203,6 +225,37 @@ std::vector<Tensor> NcclCollective::run(int replica, const std::function<void(co
             call.recv = blocks;
             group.calls.push_back(call);
           }
+          break;
+        }
+        case CollectiveKind::reduce_scatter: {
+          // Rank q gets the reduction of block q along `axis`. NCCL takes
+          // the blocks one after another: along an inner axis they are first
+          // copied into rank order in a staging buffer, `outer` rows each.
+          const auto [axis, outer, trailing] = split_at(x.shape(), plan_.axis);
+          const int64_t ranks = plan_.communicator.ranks;
+          const int64_t units = x.shape()[axis] / ranks;
+          outputs.push_back(Tensor::empty(x.shape().with_dim(axis, units), x.dtype(), devices_[me]));
+          if (outputs.back().num_elements() == 0)
+            break;
+          const std::size_t element = size_of(x.dtype());
+          const auto block_bytes = static_cast<std::size_t>(units * trailing) * element;
+          const auto* blocks = reinterpret_cast<const unsigned char*>(x.device_data());
+          if (outer > 1) {
+            staging.push_back(Tensor::empty(Shape{x.num_elements()}, x.dtype(), devices_[me]));
+            auto* staged = reinterpret_cast<unsigned char*>(staging.back().mutable_device_data());
+            for (int64_t q = 0; q < ranks; ++q)
+              arrangements.push_back({staged + static_cast<std::size_t>(q * outer) * block_bytes, block_bytes,
+                                      blocks + static_cast<std::size_t>(q) * block_bytes,
+                                      static_cast<std::size_t>(ranks) * block_bytes, block_bytes,
+                                      static_cast<std::size_t>(outer)});
+            blocks = staged;
+          }
+          call.kind = NcclCall::Kind::reduce_scatter;
+          call.reduction = reduction_of(plan_.op);
+          call.count = static_cast<std::size_t>(outer * units * trailing);
+          call.send = blocks;
+          call.recv = outputs.back().mutable_device_data();
+          group.calls.push_back(call);
           break;
         }
         case CollectiveKind::merge_call:
@@ -229,13 +282,21 @@ std::vector<Tensor> NcclCollective::run(int replica, const std::function<void(co
                                                                                   const std::string& why) {
       on_failure(key, name, why);
     };
+  auto copy_2d = [](const std::vector<Placement>& copies, const GpuLaunchContext& ctx) {
+    auto& backend = gpu_backend();
+    for (const auto& p : copies)
+      backend.copy_2d_async(ctx.gpu, ctx.stream, p.dst, p.dst_pitch, p.src, p.src_pitch, p.width, p.rows);
+  };
+  if (!arrangements.empty())
+    gpu->launch("reduce_scatter: blocks in rank order",
+                [copy_2d, arrangements = std::move(arrangements)](const GpuLaunchContext& ctx) {
+                  copy_2d(arrangements, ctx);
+                });
   gpu->nccl(std::move(group));  // its failures reach the group from the device actor
   if (!placements.empty())
-    gpu->launch("all_gather: placing the blocks", [placements = std::move(placements),
+    gpu->launch("all_gather: placing the blocks", [copy_2d, placements = std::move(placements),
                                                    staging = std::move(staging)](const GpuLaunchContext& ctx) {
-      auto& backend = gpu_backend();
-      for (const auto& p : placements)
-        backend.copy_2d_async(ctx.gpu, ctx.stream, p.dst, p.dst_pitch, p.src, p.width, p.width, p.rows);
+      copy_2d(placements, ctx);
     });
   return outputs;
 }

@@ -12,9 +12,10 @@ std::string_view name(CollectiveKind kind) noexcept {
     case CollectiveKind::all_reduce: return "all_reduce";
     case CollectiveKind::all_gather: return "all_gather";
     case CollectiveKind::merge_call: return "merge_call";
-    case CollectiveKind::broadcast: break;
+    case CollectiveKind::broadcast: return "broadcast";
+    case CollectiveKind::reduce_scatter: break;
   }
-  return "broadcast";
+  return "reduce_scatter";
 }
 
 CollectiveFingerprint CollectiveFingerprint::of(CollectiveKind kind, ReduceOp op, int axis,
@@ -40,6 +41,8 @@ std::string CollectiveFingerprint::describe() const {
     out += "(axis=" + std::to_string(axis) + ")";
   else if (kind == CollectiveKind::broadcast)
     out += "(from replica 0)";
+  else if (kind == CollectiveKind::reduce_scatter)
+    out += "(" + std::string(name(op)) + ", axis=" + std::to_string(axis) + ")";
   if (kind == CollectiveKind::merge_call)
     return out;
   out += " of ";
@@ -94,7 +97,7 @@ CollectiveFingerprint CollectiveFingerprint::from_bytes(std::span<const std::byt
   const auto op = take(in);
   fp.axis = static_cast<int>(take(in));
   const auto n = take(in);
-  if (kind < 0 || kind > static_cast<int64_t>(CollectiveKind::broadcast) || op < 0
+  if (kind < 0 || kind > static_cast<int64_t>(CollectiveKind::reduce_scatter) || op < 0
       || op > static_cast<int64_t>(ReduceOp::MEAN) || n < 0 || n > (int64_t{1} << 20))
     fail(Errc::data_loss, "a collective fingerprint on the wire is corrupted");
   fp.kind = static_cast<CollectiveKind>(kind);

@@ -232,7 +232,7 @@ void CrossWorkerCollectives::all_announced(const CollectiveKey& key, Key& state)
 void CrossWorkerCollectives::start_algorithms(const CollectiveKey& key, Key& state) {
   state.algorithms_started = true;
   try {
-    if (state.kind == CollectiveKind::all_reduce) {
+    if (reduces(state.kind)) {  // a reduce_scatter's replicas take their blocks of the result
       for (auto& tensors : plan_packs(state.local, setup_.bytes_per_pack)) {
         auto& pack = state.packs.emplace_back();
         pack.tensors = std::move(tensors);
@@ -300,7 +300,7 @@ void CrossWorkerCollectives::maybe_finish(const CollectiveKey& key, Key& state) 
       return;
   std::vector<Tensor> result;
   try {
-    if (state.kind == CollectiveKind::all_reduce) {
+    if (reduces(state.kind)) {
       result.resize(state.local.size());
       const auto replicas = setup_.local_replicas * size();
       for (auto& pack : state.packs)

@@ -1,10 +1,43 @@
 #include <troupe/strategies/replica_context.hpp>
 
+#include <cstring>
+
 #include <troupe/actors/replica_handle.hpp>
 #include <troupe/strategies/strategy.hpp>
 #include <troupe/strategies/strategy_extended.hpp>
 
 namespace troupe {
+
+namespace {
+
+/// Elements [begin, end) of `x` along `axis`: a view along the outermost
+/// axis that has more than one element; else a copy, made on the host (a
+/// GPU tensor's round trip there is the slow path of GPU collectives
+/// without NCCL).
+Tensor slice_along(const Tensor& x, int axis, int64_t begin, int64_t end) {
+  const auto& shape = x.shape();
+  int64_t outer = 1;
+  for (int d = 0; d < axis; ++d)
+    outer *= shape[d];
+  const Shape sliced = shape.with_dim(axis, end - begin);
+  if (begin == 0 && end == shape[axis])
+    return x;
+  if (outer <= 1) {
+    const int64_t trailing = shape[axis] == 0 ? 0 : x.num_elements() / shape[axis];
+    return x.reshape(Shape{shape[axis], trailing}).slice(begin, end).reshape(sliced);
+  }
+  const Tensor host = x.on_host() ? x : x.to("CPU:0");
+  Tensor out = Tensor::empty(sliced, x.dtype(), host.device());
+  const std::size_t row = host.nbytes() / static_cast<std::size_t>(outer);  // bytes per index before `axis`
+  const std::size_t unit = row / static_cast<std::size_t>(shape[axis]);
+  const std::size_t width = unit * static_cast<std::size_t>(end - begin);
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(out.mutable_raw_data() + static_cast<std::size_t>(o) * width,
+                host.raw_data() + static_cast<std::size_t>(o) * row + unit * static_cast<std::size_t>(begin), width);
+  return x.on_host() ? out : out.to(x.device());
+}
+
+} // namespace
 
 ReplicaContext::ReplicaContext(Strategy& strategy, int replica, int num_replicas, DeviceSpec device,
                                internal::ReplicaHandle* handle)
@@ -47,6 +80,43 @@ std::vector<Tensor> ReplicaContext::all_gather(const std::vector<Tensor>& values
   }
   return collective(static_cast<int>(CollectiveKind::all_gather), ReduceOp::SUM, normalized, values,
                     strategy_->extended().requires_identical_shapes());
+}
+
+Tensor ReplicaContext::reduce_scatter(ReduceOp op, const Tensor& value, int axis) {
+  return reduce_scatter(op, std::vector<Tensor>{value}, axis).front();
+}
+
+std::vector<Tensor> ReplicaContext::reduce_scatter(ReduceOp op, const std::vector<Tensor>& values, int axis) {
+  const int64_t n = num_replicas_;
+  std::vector<int> axes;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const auto& shape = values[i].shape();
+    if (values[i].valid() && shape.rank() == 0)
+      fail(Errc::invalid_argument, "reduce_scatter: value " + std::to_string(i)
+                                     + " is a scalar; it needs an axis to split: reshape it to shape (1) first");
+    axes.push_back(values[i].valid() ? shape.normalize_axis(axis) : 0);
+    if (values[i].valid() && shape[axes.back()] % n != 0)
+      fail(Errc::invalid_argument, "reduce_scatter: value " + std::to_string(i) + " has shape " + shape.to_string()
+                                     + ", whose size " + std::to_string(shape[axes.back()]) + " along axis "
+                                     + std::to_string(axes.back()) + " is not a multiple of the "
+                                     + std::to_string(n) + " replicas; pad it to a multiple of " + std::to_string(n));
+  }
+  // Every tensor's axis must be the same one once normalized, for the fingerprint.
+  for (size_t i = 1; i < axes.size(); ++i)
+    if (axes[i] != axes.front())
+      fail(Errc::invalid_argument, "reduce_scatter: axis " + std::to_string(axis) + " is axis "
+                                     + std::to_string(axes.front()) + " of value 0 but axis " + std::to_string(axes[i])
+                                     + " of value " + std::to_string(i)
+                                     + "; scatter tensors of different ranks with a non-negative axis");
+  const int normalized = axes.empty() ? 0 : axes.front();
+  auto results = collective(static_cast<int>(CollectiveKind::reduce_scatter), op, normalized, values);
+  // NCCL scattered already; the other paths all-reduced, and this replica keeps its block.
+  for (size_t i = 0; i < results.size(); ++i) {
+    const int64_t size = values[i].shape()[normalized];
+    if (n > 1 && results[i].shape()[normalized] == size)
+      results[i] = slice_along(results[i], normalized, replica_ * (size / n), (replica_ + 1) * (size / n));
+  }
+  return results;
 }
 
 std::vector<Tensor> ReplicaContext::collective(int kind, ReduceOp op, int axis,

@@ -42,6 +42,14 @@ std::string gpu_of_replica() {
   return "GPU:" + std::to_string(get_replica_context().replica_id_in_sync_group());
 }
 
+/// Replica r's (2, 4) host values: element i is 10 r + i.
+Tensor ramp(int r) {
+  std::vector<float> v;
+  for (int i = 0; i < 8; ++i)
+    v.push_back(static_cast<float>(10 * r + i));
+  return Tensor::from_vector(v).reshape({2, 4});
+}
+
 /// A replica function: the sum of every replica's four ones, read back.
 Tensor sum_of_ones() {
   return get_replica_context().all_reduce(ReduceOp::SUM, Tensor::full({4}, 1.0, DType::float32).to(gpu_of_replica()))
@@ -240,6 +248,64 @@ TEST_CASE("all_gather of GPU tensors along an inner axis places every rank's blo
   CHECK(nccl.backend->calls_run(NcclCall::Kind::broadcast) == 2);
   CHECK(gpus.backend->misuse().empty());
   CHECK(nccl.backend->misuse().empty());
+}
+
+TEST_CASE("reduce_scatter of GPU tensors is one ncclReduceScatter per tensor, along the outer and an inner axis",
+          "[actors][gpu][nccl]") {
+  EmulatedGpus gpus(2);
+  EmulatedNccl nccl;
+  Runtime rt({.logical_cpu_devices = 1});
+  MirroredStrategy strategy(rt);
+  auto results = strategy.run([&] {
+    auto& ctx = get_replica_context();
+    const int r = ctx.replica_id_in_sync_group();
+    const Tensor x = ramp(r).to(gpu_of_replica());
+    const auto rows = ctx.reduce_scatter(ReduceOp::SUM, std::vector<Tensor>{x, x.reshape({4, 2})});
+    const Tensor columns = ctx.reduce_scatter(ReduceOp::MEAN, x, 1);
+    require(columns.device().short_name() == gpu_of_replica(), "the blocks stay on the replica's GPU");
+    return std::vector<Tensor>{rows[0].to("CPU:0"), rows[1].to("CPU:0"), columns.to("CPU:0")};
+  });
+  // The sum of element i is 10 + 2 i, the mean 5 + i.
+  const std::vector<std::vector<float>> row_blocks{{10, 12, 14, 16}, {18, 20, 22, 24}};
+  const std::vector<std::vector<float>> column_blocks{{5, 6, 9, 10}, {7, 8, 11, 12}};
+  for (std::size_t r = 0; r < 2; ++r) {
+    INFO("replica " << r);
+    CHECK(results[0].values()[r].shape() == Shape{1, 4});
+    CHECK(results[0].values()[r].to_vector<float>() == row_blocks[r]);
+    CHECK(results[1].values()[r].shape() == Shape{2, 2});
+    CHECK(results[1].values()[r].to_vector<float>() == row_blocks[r]);
+    CHECK(results[2].values()[r].shape() == Shape{2, 2});
+    CHECK(results[2].values()[r].to_vector<float>() == column_blocks[r]);
+  }
+  CHECK(nccl.backend->calls_run(NcclCall::Kind::reduce_scatter) == 3);
+  CHECK(nccl.backend->calls_run(NcclCall::Kind::all_reduce) == 0);
+  CHECK(gpus.backend->misuse().empty());
+  CHECK(nccl.backend->misuse().empty());
+}
+
+TEST_CASE("reduce_scatter of GPU tensors without NCCL (logical GPUs of one card) keeps each replica's block",
+          "[actors][gpu][nccl]") {
+  EmulatedGpus gpus(1);
+  Runtime rt({.logical_cpu_devices = 1, .logical_gpu_devices_per_gpu = 2});
+  MirroredStrategy strategy(rt);  // AUTO: the GPU all-reduce on the card
+  auto results = strategy.run([&] {
+    auto& ctx = get_replica_context();
+    const int r = ctx.replica_id_in_sync_group();
+    const Tensor x = ramp(r).to(gpu_of_replica());
+    const Tensor rows = ctx.reduce_scatter(ReduceOp::SUM, x);
+    const Tensor columns = ctx.reduce_scatter(ReduceOp::SUM, x, 1);
+    require(rows.device().short_name() == gpu_of_replica() && columns.device().short_name() == gpu_of_replica(),
+            "the blocks stay on the replica's GPU");
+    return std::vector<Tensor>{rows.to("CPU:0"), columns.to("CPU:0")};
+  });
+  const std::vector<std::vector<float>> row_blocks{{10, 12, 14, 16}, {18, 20, 22, 24}};
+  const std::vector<std::vector<float>> column_blocks{{10, 12, 18, 20}, {14, 16, 22, 24}};
+  for (std::size_t r = 0; r < 2; ++r) {
+    INFO("replica " << r);
+    CHECK(results[0].values()[r].to_vector<float>() == row_blocks[r]);
+    CHECK(results[1].values()[r].shape() == Shape{2, 2});
+    CHECK(results[1].values()[r].to_vector<float>() == column_blocks[r]);
+  }
 }
 
 TEST_CASE("mismatched collectives of GPU tensors fail on every replica before NCCL sees them",

@@ -65,7 +65,7 @@ void sum_of_ones(int w, int r, ReplicaHandle& h) {
 
 } // namespace
 
-TEST_CASE("workers all-reduce, broadcast and all-gather GPU tensors through one NCCL communicator",
+TEST_CASE("workers all-reduce, broadcast, all-gather and reduce-scatter GPU tensors through one NCCL communicator",
           "[actors][gpu][nccl][cluster]") {
   EmulatedGpus gpus(workers * replicas);
   EmulatedNccl nccl;
@@ -98,12 +98,22 @@ TEST_CASE("workers all-reduce, broadcast and all-gather GPU tensors through one 
           want.insert(want.end(), {k, k});
       REQUIRE(uneven.tensors.at(0).shape() == Shape{10, 2});
       REQUIRE(uneven.tensors.at(0).to("CPU:0").to_vector<int32_t>() == want);
+      // reduce_scatter: rank g gets block g of the sum of every rank's 0, 1, ..., 7.
+      std::vector<float> ramp(8);
+      for (int i = 0; i < 8; ++i)
+        ramp[static_cast<std::size_t>(i)] = static_cast<float>(i);
+      auto scattered = h.collective(request(CollectiveKind::reduce_scatter, ReduceOp::SUM,
+                                            {Tensor::from_vector(ramp).to(device)}));
+      REQUIRE(scattered.tensors.at(0).shape() == Shape{2});
+      const std::vector<float> block{4.0f * static_cast<float>(2 * g), 4.0f * static_cast<float>(2 * g + 1)};
+      REQUIRE(scattered.tensors.at(0).to("CPU:0").to_vector<float>() == block);
     });
     require_all_ok(errors);
-    // Rank 0 named one communicator for all five collectives; each GPU joined it once.
+    // Rank 0 named one communicator for all six collectives; each GPU joined it once.
     CHECK(nccl.backend->unique_ids() == 1);
     CHECK(nccl.backend->ranks_created() == workers * replicas);
-    CHECK(nccl.backend->groups_run() == 5);
+    CHECK(nccl.backend->groups_run() == 6);
+    CHECK(nccl.backend->calls_run(NcclCall::Kind::reduce_scatter) == 1);
   }
   CHECK(nccl.backend->ranks_alive() == 0);
   CHECK(nccl.backend->misuse().empty());

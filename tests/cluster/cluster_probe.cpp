@@ -116,6 +116,18 @@ int collectives(Runtime& rt, int replicas) {
   for (const auto& t : strategy.experimental_local_results(gathered))
     if (t.shape() != Shape{n * (n + 1) / 2, 2} || t.to_vector<int32_t>() != want)
       wrong("all_gather of uneven blocks");
+  // reduce_scatter: global replica g keeps block g (4 elements) of the sum.
+  auto scattered = strategy.run([n](const Tensor& id) {
+    return get_replica_context().reduce_scatter(ReduceOp::SUM, input(id.item<int32_t>(), 4 * n));
+  }, ids);
+  const auto whole = expected_sum(n, 4 * n);
+  const auto local_ids = strategy.experimental_local_results(ids);
+  const auto blocks = strategy.experimental_local_results(scattered);
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    const auto g = static_cast<std::ptrdiff_t>(local_ids[i].item<int32_t>());
+    if (blocks[i].to_vector<float>() != std::vector<float>(whole.begin() + 4 * g, whole.begin() + 4 * g + 4))
+      wrong("reduce_scatter SUM, block " + std::to_string(g));
+  }
   // Cross-replica reduce and gather span every worker.
   if (strategy.reduce(ReduceOp::SUM, ids, std::nullopt).item<int32_t>() != n * (n - 1) / 2)
     wrong("strategy.reduce SUM");

@@ -113,6 +113,76 @@ TEST_CASE("all_gather concatenates along the axis in replica order, also with un
   CHECK(array_equal(std::get<1>(result)[2], expected.reshape({1, 6, 2})));
 }
 
+TEST_CASE("reduce_scatter gives each replica its block of the reduction, along any axis, and all_gather "
+          "of the blocks is the all_reduce",
+          "[strategies][reduce_scatter]") {
+  TROUPE_FOR_EACH_RUNTIME_MODE(mode);
+  const int n = 3;
+  auto rt = make_runtime(mode, n);
+  MirroredStrategy strategy(*rt, cpu_devices(n));
+  auto result = strategy.run([] {
+    auto& ctx = get_replica_context();
+    const int id = ctx.replica_id_in_sync_group();
+    // Element i of replica r is 100 r + i: the sums differ everywhere.
+    std::vector<float> values(12);
+    for (int i = 0; i < 12; ++i)
+      values[static_cast<std::size_t>(i)] = static_cast<float>(100 * id + i);
+    const Tensor x = Tensor::from_vector(values, {2, 6});
+    const Tensor rows = ctx.reduce_scatter(ReduceOp::SUM, x.reshape({6, 2}));
+    const Tensor columns = ctx.reduce_scatter(ReduceOp::SUM, x, 1);
+    const Tensor mean = ctx.reduce_scatter(ReduceOp::MEAN, x, -1);
+    return std::make_tuple(rows, columns, mean, ctx.all_gather(columns, 1), ctx.all_reduce(ReduceOp::SUM, x));
+  });
+  // The sum of element i is 300 + 3 i; replica r keeps block r.
+  auto sum = [](int i) { return static_cast<float>(300 + 3 * i); };
+  for (int r = 0; r < n; ++r) {
+    INFO("replica " << r);
+    const Tensor rows = std::get<0>(result)[r];
+    const Tensor columns = std::get<1>(result)[r];
+    const Tensor mean = std::get<2>(result)[r];
+    // Along axis 0 of (6, 2): rows 2r and 2r + 1, elements 4r .. 4r + 3.
+    CHECK(rows.to_vector<float>() == std::vector<float>{sum(4 * r), sum(4 * r + 1), sum(4 * r + 2), sum(4 * r + 3)});
+    CHECK(rows.shape() == Shape{2, 2});
+    // Along axis 1 of (2, 6): columns 2r and 2r + 1 of both rows.
+    CHECK(columns.to_vector<float>()
+          == std::vector<float>{sum(2 * r), sum(2 * r + 1), sum(6 + 2 * r), sum(6 + 2 * r + 1)});
+    CHECK(columns.shape() == Shape{2, 2});
+    CHECK(array_equal(mean, columns / 3.0));
+    CHECK(array_equal(std::get<3>(result)[r], std::get<4>(result)[r]));  // the blocks gathered: the all_reduce
+  }
+}
+
+TEST_CASE("reduce_scatter of a size that the replicas do not divide is refused, naming the fix",
+          "[strategies][reduce_scatter]") {
+  Runtime rt({.logical_cpu_devices = 2});
+  MirroredStrategy strategy(rt, cpu_devices(2));
+  std::string message;
+  try {
+    (void) strategy.run([] { return get_replica_context().reduce_scatter(ReduceOp::SUM, Tensor::zeros({2, 3}, DType::float32), 1); });
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  CHECK_THAT(message, Catch::Matchers::Contains("not a multiple of the 2 replicas; pad it"));
+}
+
+TEST_CASE("a replica's reduce_scatter where another all-reduces is a mismatch, not a wrong result",
+          "[strategies][reduce_scatter]") {
+  Runtime rt({.logical_cpu_devices = 2});
+  MirroredStrategy strategy(rt, cpu_devices(2));
+  std::string message;
+  try {
+    (void) strategy.run([] {
+      auto& ctx = get_replica_context();
+      const Tensor x = Tensor::zeros({4}, DType::float32);
+      return ctx.replica_id_in_sync_group() == 0 ? ctx.reduce_scatter(ReduceOp::SUM, x) : ctx.all_reduce(ReduceOp::SUM, x);
+    });
+  } catch (const std::exception& e) {
+    message = e.what();
+  }
+  CHECK_THAT(message, Catch::Matchers::Contains("reduce_scatter(SUM, axis=0)"));
+  CHECK_THAT(message, Catch::Matchers::Contains("mismatched"));
+}
+
 TEST_CASE("merge_call runs once in cross-replica context with every replica's arguments",
           "[strategies][merge_call]") {
   TROUPE_FOR_EACH_RUNTIME_MODE(mode);

@@ -17,9 +17,16 @@ class Tensor;
 
 /// The kinds of collective a replica can issue. `broadcast` sends the first
 /// replica's tensors to every replica (multi-worker variable initialisation).
-enum class CollectiveKind : unsigned char { all_reduce, all_gather, merge_call, broadcast };
+/// On the wire as these numbers (docs/protocol.md): add new kinds at the end.
+enum class CollectiveKind : unsigned char { all_reduce, all_gather, merge_call, broadcast, reduce_scatter };
 
-/// "all_reduce", "all_gather", "merge_call", "broadcast".
+/// Whether `kind` reduces every participant's values into one result (an
+/// all_reduce, or a reduce_scatter, whose participants then keep a block each).
+[[nodiscard]] constexpr bool reduces(CollectiveKind kind) noexcept {
+  return kind == CollectiveKind::all_reduce || kind == CollectiveKind::reduce_scatter;
+}
+
+/// "all_reduce", "all_gather", "merge_call", "broadcast", "reduce_scatter".
 [[nodiscard]] std::string_view name(CollectiveKind kind) noexcept;
 
 /// What one participant asked for: the operation, its reduce op or axis, and

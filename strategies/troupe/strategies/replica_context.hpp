@@ -62,6 +62,17 @@ public:
   [[nodiscard]] Tensor all_gather(const Tensor& value, int axis);
   [[nodiscard]] std::vector<Tensor> all_gather(const std::vector<Tensor>& values, int axis);
 
+  /// Reduces `value` across replicas and gives each replica its block of the
+  /// result: replica r gets block r of num_replicas_in_sync() equal blocks
+  /// along `axis`, so all_gather(reduce_scatter(op, x, a), a) equals
+  /// all_reduce(op, x). Every replica passes the same shape, whose size along
+  /// `axis` is a multiple of the replica count. Not in TensorFlow's
+  /// ReplicaContext (its collective ops have it): on GPUs with NCCL it is one
+  /// ncclReduceScatter, half an all-reduce's traffic; elsewhere an all-reduce
+  /// of which each replica keeps its block.
+  [[nodiscard]] Tensor reduce_scatter(ReduceOp op, const Tensor& value, int axis = 0);
+  [[nodiscard]] std::vector<Tensor> reduce_scatter(ReduceOp op, const std::vector<Tensor>& values, int axis = 0);
+
   /// Pauses every replica, calls `fn(strategy, PerReplica<Args>...)` once in
   /// cross-replica context with every replica's arguments, and returns its
   /// result to every replica, a PerReplica result unpacked to each replica's
