@@ -45,10 +45,10 @@ void FiberWaiter::settle_oldest() {
   if (!handoff->done.done())
     await(handoff->done);
   handoff->done.settle();
-  if (!handoff->error.empty()) {
-    handoffs_.clear();  // later ones were about the same failure, or ran after it
+  // Later handoffs stay: a caller that catches this error and goes on still
+  // hears of theirs.
+  if (!handoff->error.empty())
     throw Error(Errc::internal, handoff->error);
-  }
 }
 
 bool FiberWaiter::park(const caf::actor& self) {

@@ -132,6 +132,12 @@ void GpuDeviceMemory::synchronize() {
 
 void GpuDeviceMemory::run(GpuTransfer::Kind kind, void* dst, const void* src, std::size_t bytes, int src_gpu,
                           const char* what) {
+  // A read by a replica waits for the NCCL groups it handed off (its read
+  // would wait behind them on the stream anyway), and throws the failure of
+  // one that did not get onto the stream: its outputs were never written.
+  if (kind == GpuTransfer::Kind::to_host || kind == GpuTransfer::Kind::from_device)
+    if (auto* fiber = FiberWaiter::current())
+      fiber->settle_handoffs();
   GpuTransfer transfer;
   transfer.kind = kind;
   transfer.dst = dst;

@@ -96,15 +96,7 @@ void NcclDriver::give_up(const NcclGroupMsg& msg, const std::string& why, const 
     end(msg.communicator.name, text, true);
   else if (msg.on_communicator_end)
     msg.on_communicator_end(msg.communicator.name, text);
-  never_written(text);
   answer(msg.handoff, lost.empty() ? text : lost + "; then " + text);
-}
-
-void NcclDriver::never_written(const std::string& why) {
-  // The caller went on without waiting: what reads the group's outputs
-  // must fail rather than read what they held before. Logged where the
-  // communicator was given up (end), not for every group it fails.
-  on_lost_(why + " (the collective's outputs were never written)");
 }
 
 void NcclDriver::poll(uint64_t waiting) {
@@ -159,9 +151,11 @@ void NcclDriver::advance() {
                  true);
     return;
   }
+  // A weak reference: the poller's thread must not be the one to end the actor.
   poller_->watch(communicator.comm, std::min<std::chrono::nanoseconds>(max_poll, waiting.deadline - now),
-                 [self = caf::actor_cast<caf::actor>(self_), serial = started_] {
-                   caf::anon_send(self, NcclPollMsg{serial});
+                 [self = caf::actor_cast<caf::weak_actor_ptr>(self_), serial = started_] {
+                   if (auto strong = caf::actor_cast<caf::strong_actor_ptr>(self))
+                     caf::anon_send(caf::actor_cast<caf::actor>(strong), NcclPollMsg{serial});
                  });
 }
 
@@ -178,8 +172,7 @@ void NcclDriver::succeed() {
     } catch (const std::exception& e) {
       // Without a completion to watch, a hang could not be told: give it up now.
       const std::string why = waiting.msg.what + " on " + device_ + ": " + e.what();
-      end(name, why, true);
-      never_written(why);
+      end(name, why, true);  // a loss: the group is on the stream
       answer(waiting.msg.handoff, why);
       return;
     }
@@ -197,6 +190,7 @@ void NcclDriver::watch(uint64_t serial, std::chrono::nanoseconds timeout) {
   // its age (a timer per collective costs a wake-up of the clock's thread).
   watching_ = serial;
   watch_deadline_ = self_->clock().now() + timeout;
+  watch_timeout_ = timeout;
   if (!health_scheduled_) {
     health_scheduled_ = true;
     self_->delayed_send(self_, tick_for(timeout), NcclHealthMsg{});
@@ -208,7 +202,6 @@ void NcclDriver::fail_waiting(const std::string& why, bool tell_group) {
   waiting_.reset();
   const std::string text = waiting.msg.what + " on " + device_ + ": " + why;
   end(waiting.msg.communicator.name, text, tell_group);
-  never_written(text);
   answer(waiting.msg.handoff, waiting.lost.empty() ? text : waiting.lost + "; then " + text);
 }
 
@@ -278,12 +271,15 @@ void NcclDriver::health() {
       fail_waiting(why, true);
     end(name, why, true);
   }
-  bool any_running = false;
+  // While a watch is on (its communicator may have been aborted meanwhile,
+  // and later groups wait behind it), and while groups run.
+  bool any_running = watching_.has_value();
   for (const auto& [name, communicator] : communicators_)
     any_running = any_running || running(communicator);
   if (any_running) {
     health_scheduled_ = true;
-    self_->delayed_send(self_, tick_for(latest_timeout_), NcclHealthMsg{});
+    const auto timeout = watching_ ? std::min(watch_timeout_, latest_timeout_) : latest_timeout_;
+    self_->delayed_send(self_, tick_for(timeout), NcclHealthMsg{});
   }
 }
 
@@ -346,6 +342,9 @@ void NcclDriver::end(const std::string& name, const std::string& why, bool tell_
   nccl_backend().abort(it->second.comm);
   communicators_.erase(it);
   remember_aborted(name, why);
+  // A group waiting on it is no longer watched: it fails at its next look.
+  if (waiting_ && waiting_->msg.communicator.name == name)
+    self_->send(self_, NcclPollMsg{started_});
 }
 
 void NcclDriver::remember_aborted(const std::string& name, const std::string& why) {

@@ -252,30 +252,41 @@ TEST_CASE("all_gather of GPU tensors along an inner axis places every rank's blo
 
 TEST_CASE("reduce_scatter of GPU tensors is one ncclReduceScatter per tensor, along the outer and an inner axis",
           "[actors][gpu][nccl]") {
-  EmulatedGpus gpus(2);
+  EmulatedGpus gpus(3);
   EmulatedNccl nccl;
   Runtime rt({.logical_cpu_devices = 1});
   MirroredStrategy strategy(rt);
   auto results = strategy.run([&] {
     auto& ctx = get_replica_context();
     const int r = ctx.replica_id_in_sync_group();
-    const Tensor x = ramp(r).to(gpu_of_replica());
-    const auto rows = ctx.reduce_scatter(ReduceOp::SUM, std::vector<Tensor>{x, x.reshape({4, 2})});
-    const Tensor columns = ctx.reduce_scatter(ReduceOp::MEAN, x, 1);
-    require(columns.device().short_name() == gpu_of_replica(), "the blocks stay on the replica's GPU");
-    return std::vector<Tensor>{rows[0].to("CPU:0"), rows[1].to("CPU:0"), columns.to("CPU:0")};
+    // Replica r's (2, 6, 2): element i is 100 r + i.
+    std::vector<float> v;
+    for (int i = 0; i < 24; ++i)
+      v.push_back(static_cast<float>(100 * r + i));
+    const Tensor x = Tensor::from_vector(v).reshape({2, 6, 2}).to(gpu_of_replica());
+    const auto rows = ctx.reduce_scatter(ReduceOp::SUM, std::vector<Tensor>{x.reshape({6, 4}), x.reshape({12, 2})});
+    const Tensor middle = ctx.reduce_scatter(ReduceOp::MEAN, x, 1);
+    require(middle.device().short_name() == gpu_of_replica(), "the blocks stay on the replica's GPU");
+    return std::vector<Tensor>{rows[0].to("CPU:0"), rows[1].to("CPU:0"), middle.to("CPU:0")};
   });
-  // The sum of element i is 10 + 2 i, the mean 5 + i.
-  const std::vector<std::vector<float>> row_blocks{{10, 12, 14, 16}, {18, 20, 22, 24}};
-  const std::vector<std::vector<float>> column_blocks{{5, 6, 9, 10}, {7, 8, 11, 12}};
-  for (std::size_t r = 0; r < 2; ++r) {
+  // The sum of element i is 300 + 3 i, the mean 100 + i.
+  for (int r = 0; r < 3; ++r) {
     INFO("replica " << r);
-    CHECK(results[0].values()[r].shape() == Shape{1, 4});
-    CHECK(results[0].values()[r].to_vector<float>() == row_blocks[r]);
-    CHECK(results[1].values()[r].shape() == Shape{2, 2});
-    CHECK(results[1].values()[r].to_vector<float>() == row_blocks[r]);
-    CHECK(results[2].values()[r].shape() == Shape{2, 2});
-    CHECK(results[2].values()[r].to_vector<float>() == column_blocks[r]);
+    std::vector<float> outer_block;  // flat elements 8 r .. 8 r + 7
+    for (int i = 8 * r; i < 8 * r + 8; ++i)
+      outer_block.push_back(static_cast<float>(300 + 3 * i));
+    std::vector<float> middle_block;  // (o, j, t) with j in 2 r, 2 r + 1
+    for (int o = 0; o < 2; ++o)
+      for (int j = 2 * r; j < 2 * r + 2; ++j)
+        for (int t = 0; t < 2; ++t)
+          middle_block.push_back(static_cast<float>(100 + o * 12 + j * 2 + t));
+    const auto i = static_cast<std::size_t>(r);
+    CHECK(results[0].values()[i].shape() == Shape{2, 4});
+    CHECK(results[0].values()[i].to_vector<float>() == outer_block);
+    CHECK(results[1].values()[i].shape() == Shape{4, 2});
+    CHECK(results[1].values()[i].to_vector<float>() == outer_block);
+    CHECK(results[2].values()[i].shape() == Shape{2, 2, 2});
+    CHECK(results[2].values()[i].to_vector<float>() == middle_block);
   }
   CHECK(nccl.backend->calls_run(NcclCall::Kind::reduce_scatter) == 3);
   CHECK(nccl.backend->calls_run(NcclCall::Kind::all_reduce) == 0);
@@ -366,12 +377,13 @@ TEST_CASE("an NCCL failure on one GPU aborts the other replicas' groups at once,
   CHECK(nccl.backend->ranks_aborted() == 2);
 }
 
-TEST_CASE("a replica goes on while its NCCL group gets onto the stream, and a failed group still fails its run, "
-          "read or not",
+TEST_CASE("a replica goes on while its NCCL group gets onto the stream, a failed group fails the read of its "
+          "output, or else the run, and nothing of it is left for the next run",
           "[actors][gpu][nccl]") {
   TwoNcclReplicas two(0.3);
   auto& nccl = two.nccl;
   auto& strategy = two.strategy;
+  auto ones = [] { return Tensor::full({4}, 1.0, DType::float32).to(gpu_of_replica()); };
   nccl.backend->stall_gpu(1);
   // The all_reduce returns before its group is on the stream (GPU:1 never
   // gets going), and nobody reads its result: the run still fails, when the
@@ -379,19 +391,29 @@ TEST_CASE("a replica goes on while its NCCL group gets onto the stream, and a fa
   std::vector<int> returned(2, 0);
   const auto unread = error_message_of([&] {
     (void) strategy.run([&] {
-      const int r = get_replica_context().replica_id_in_sync_group();
-      (void) get_replica_context().all_reduce(ReduceOp::SUM, Tensor::full({4}, 1.0, DType::float32).to(gpu_of_replica()));
-      returned[static_cast<std::size_t>(r)] = 1;
+      (void) get_replica_context().all_reduce(ReduceOp::SUM, ones());
+      returned[static_cast<std::size_t>(get_replica_context().replica_id_in_sync_group())] = 1;
     });
   });
   CHECK(returned == std::vector<int>{1, 1});
   CHECK_THAT(unread, Contains("did not get the collective going within 0.3s"));
-  // A replica that reads a failed output hears of the failure there; and
-  // once GPU:1 goes again, nothing of the failed runs fails the next one.
-  const auto read = error_message_of([&] { (void) strategy.run(sum_of_ones); });
-  CHECK_THAT(read, Contains("the collective's outputs were never written"));
   nccl.backend->stall_gpu(1, false);
   CHECK(array_equal(strategy.run(sum_of_ones).values()[1], Tensor::full({4}, 2.0, DType::float32)));
+  // A read of a failed output throws the failure instead of returning what
+  // the memory held.
+  nccl.backend->stall_gpu(1);
+  std::vector<int> read(2, 0);
+  const auto message = error_message_of([&] {
+    (void) strategy.run([&] {
+      const Tensor sum = get_replica_context().all_reduce(ReduceOp::SUM, ones());
+      (void) sum.to("CPU:0");
+      read[static_cast<std::size_t>(get_replica_context().replica_id_in_sync_group())] = 1;
+    });
+  });
+  CHECK(read == std::vector<int>{0, 0});
+  CHECK_THAT(message, Contains("did not get the collective going within 0.3s"));
+  nccl.backend->stall_gpu(1, false);
+  CHECK(array_equal(strategy.run(sum_of_ones).values()[0], Tensor::full({4}, 2.0, DType::float32)));
   CHECK(nccl.backend->misuse().empty());
 }
 

@@ -128,6 +128,14 @@ int collectives(Runtime& rt, int replicas) {
     if (blocks[i].to_vector<float>() != std::vector<float>(whole.begin() + 4 * g, whole.begin() + 4 * g + 4))
       wrong("reduce_scatter SUM, block " + std::to_string(g));
   }
+  // MEAN along axis 1 of (2, 2n) float64: global replica g gives 2 g everywhere.
+  auto scattered_means = strategy.run([n](const Tensor& id) {
+    return get_replica_context().reduce_scatter(
+      ReduceOp::MEAN, Tensor::full({2, 2 * n}, 2.0 * id.item<int32_t>(), DType::float64), 1);
+  }, ids);
+  for (const auto& block : strategy.experimental_local_results(scattered_means))
+    if (block.shape() != Shape{2, 2} || block.to_vector<double>() != std::vector<double>(4, static_cast<double>(n - 1)))
+      wrong("reduce_scatter MEAN along axis 1");
   // Cross-replica reduce and gather span every worker.
   if (strategy.reduce(ReduceOp::SUM, ids, std::nullopt).item<int32_t>() != n * (n - 1) / 2)
     wrong("strategy.reduce SUM");

@@ -38,7 +38,8 @@ CommunicationOptions nccl_options() {
 
 } // namespace
 
-TEST_CASE("NCCL all-reduces, gathers and reduces again on one communicator, one rank per GPU", "[gpu][nccl]") {
+TEST_CASE("NCCL all-reduces, gathers, reduce-scatters and reduces again on one communicator, one rank per GPU",
+          "[gpu][nccl]") {
   if (const auto why = no_nccl_reason(); !why.empty())
     TROUPE_SKIP(why);
   Runtime rt({.logical_cpu_devices = 1});
@@ -61,8 +62,12 @@ TEST_CASE("NCCL all-reduces, gathers and reduces again on one communicator, one 
       const Tensor mean = ctx.all_reduce(ReduceOp::MEAN, mine);
       const Tensor rows = ctx.all_gather(Tensor::full({r + 1, 3}, r, DType::float32).to(device), 0);
       const Tensor columns = ctx.all_gather(Tensor::full({2, r + 1}, r, DType::float32).to(device), 1);
+      // A (2, 2 x replicas) of 10 r: each replica keeps its (2, 2) block along axis 1.
+      const Tensor scattered =
+        ctx.reduce_scatter(ReduceOp::SUM, Tensor::full({2, 2 * replicas}, 10.0 * r, DType::float32).to(device), 1);
       return std::vector<Tensor>{sums[0].to("CPU:0"), sums[1].to("CPU:0"), mean.to("CPU:0"), rows.to("CPU:0"),
-                                 Tensor(sums[0].device().short_name() == device), columns.to("CPU:0")};
+                                 Tensor(sums[0].device().short_name() == device), columns.to("CPU:0"),
+                                 scattered.to("CPU:0")};
     });
     std::vector<float> gathered;
     std::vector<float> row;  // of the gather along axis 1, both rows alike
@@ -80,6 +85,9 @@ TEST_CASE("NCCL all-reduces, gathers and reduces again on one communicator, one 
       CHECK(all_close(results[2].values()[i], expected_sum / static_cast<float>(replicas), 1e-6, 1e-6));
       CHECK(results[3].values()[i].to_vector<float>() == gathered);
       CHECK(results[5].values()[i].to_vector<float>() == columns);
+      // Every replica's 10 r summed: 10 * replicas (replicas - 1) / 2 in each element of its (2, 2) block.
+      CHECK(array_equal(results[6].values()[i],
+                        Tensor::full({2, 2}, 10.0 * replicas * (replicas - 1) / 2, DType::float32)));
     }
   }
 }

@@ -150,6 +150,19 @@ TEST_CASE("reduce_scatter gives each replica its block of the reduction, along a
     CHECK(array_equal(mean, columns / 3.0));
     CHECK(array_equal(std::get<3>(result)[r], std::get<4>(result)[r]));  // the blocks gathered: the all_reduce
   }
+  // A middle axis, with elements on both sides of it: (2, 3, 2) blocks of (2, 1, 2).
+  auto middle = strategy.run([] {
+    auto& ctx = get_replica_context();
+    std::vector<float> values(12);
+    for (int i = 0; i < 12; ++i)
+      values[static_cast<std::size_t>(i)] = static_cast<float>(100 * ctx.replica_id_in_sync_group() + i);
+    return ctx.reduce_scatter(ReduceOp::SUM, Tensor::from_vector(values, {2, 3, 2}), 1);
+  });
+  for (int r = 0; r < n; ++r) {
+    INFO("replica " << r);
+    CHECK(middle[r].shape() == Shape{2, 1, 2});
+    CHECK(middle[r].to_vector<float>() == std::vector<float>{sum(2 * r), sum(2 * r + 1), sum(6 + 2 * r), sum(7 + 2 * r)});
+  }
 }
 
 TEST_CASE("reduce_scatter of a size that the replicas do not divide is refused, naming the fix",

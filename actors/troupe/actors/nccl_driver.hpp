@@ -32,8 +32,8 @@ namespace troupe::internal {
 ///
 /// A group that cannot get onto the stream within its timeout, or whose
 /// communicator is aborted (NcclAbortMsg: a peer is gone), fails its caller
-/// (its handoff; and as a loss, since the caller went on without waiting),
-/// and the communicator is aborted: the next group names a new one. A group
+/// (its handoff, which the caller's next read or collective throws), and the
+/// communicator is aborted: the next group names a new one. A group
 /// that got onto the stream but does not finish on the GPU (a peer hangs) is
 /// aborted too, with every communicator that has groups on the stream; its
 /// caller already has its output tensors, so the transfers in flight fail
@@ -106,8 +106,6 @@ private:
   /// Fails `msg` before it started, telling its group (the peers must not
   /// wait); `lost` goes to the caller first.
   void give_up(const NcclGroupMsg& msg, const std::string& why, const std::string& lost);
-  /// A group failed before the stream: its outputs are lost (`why`).
-  void never_written(const std::string& why);
   /// Ends the communicators with groups on the stream once the watched one is past its deadline.
   void check_watch();
   void remember_aborted(const std::string& name, const std::string& why);
@@ -136,6 +134,7 @@ private:
   uint64_t finished_serial_ = 0;  ///< the stream is past every group up to it
   std::optional<uint64_t> watching_;
   std::chrono::steady_clock::time_point watch_deadline_;
+  std::chrono::nanoseconds watch_timeout_{0};
   bool health_scheduled_ = false;
   std::set<std::string> closing_;  ///< to end once their groups finished
   std::map<std::string, std::string> aborted_names_;  ///< the latest ones, with why, in aborted_order_

@@ -22,7 +22,8 @@ struct FrameHeader {
   /// Raised whenever a field or payload changes meaning; a peer that speaks
   /// another version is refused at its hello, naming both versions.
   /// 3: the agreement group (id 0) and cluster strategy ids by position.
-  static constexpr uint8_t current_version = 3;
+  /// 4: collective kind 4 (reduce_scatter) in announced fingerprints.
+  static constexpr uint8_t current_version = 4;
 
   uint32_t magic = magic_value;
   uint8_t version = current_version;
