@@ -209,7 +209,9 @@ void NcclDriver::group_done(uint64_t serial) {
   finished_serial_ = std::max(finished_serial_, serial);
   for (auto it = closing_.begin(); it != closing_.end();) {
     auto c = communicators_.find(*it);
-    if (c != communicators_.end() && running(c->second)) {
+    // Its groups on the stream, or one still getting there (sent before the
+    // close), finish first.
+    if (c != communicators_.end() && (running(c->second) || (waiting_ && waiting_->msg.communicator.name == *it))) {
       ++it;
       continue;
     }
@@ -276,7 +278,7 @@ void NcclDriver::health() {
   bool any_running = watching_.has_value();
   for (const auto& [name, communicator] : communicators_)
     any_running = any_running || running(communicator);
-  if (any_running) {
+  if (any_running && !health_scheduled_) {  // check_watch may have rewatched, with a tick of its own
     health_scheduled_ = true;
     const auto timeout = watching_ ? std::min(watch_timeout_, latest_timeout_) : latest_timeout_;
     self_->delayed_send(self_, tick_for(timeout), NcclHealthMsg{});

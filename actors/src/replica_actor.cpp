@@ -217,6 +217,11 @@ CollectiveResult ReplicaActor::collective(CollectiveRequest request) {
 }
 
 CollectiveResult ReplicaActor::collective_as_is(CollectiveRequest request) {
+  // merge_call's function runs in the group actor, off this fiber: what it
+  // reads of this replica's collectives must be there, so the groups handed
+  // off are settled first (its reads would wait for them anyway).
+  if (request.kind == CollectiveKind::merge_call)
+    settle_handoffs();
   pending_ = std::make_shared<CollectiveRequest>(std::move(request));
   caller_ = std::move(caller_).resume(); // yield to the actor until CollectiveDoneMsg
   if (!result_) {

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <stdexcept>
@@ -415,6 +416,29 @@ TEST_CASE("a replica goes on while its NCCL group gets onto the stream, a failed
   nccl.backend->stall_gpu(1, false);
   CHECK(array_equal(strategy.run(sum_of_ones).values()[0], Tensor::full({4}, 2.0, DType::float32)));
   CHECK(nccl.backend->misuse().empty());
+}
+
+TEST_CASE("merge_call's function never reads the output of an NCCL collective that failed before the stream",
+          "[actors][gpu][nccl]") {
+  TwoNcclReplicas two(0.3);
+  two.nccl.backend->stall_gpu(1);
+  std::atomic<int> merges{0};
+  const auto message = error_message_of([&] {
+    (void) two.strategy.run([&] {
+      auto& ctx = get_replica_context();
+      const Tensor sum = ctx.all_reduce(ReduceOp::SUM, Tensor::full({4}, 1.0, DType::float32).to(gpu_of_replica()));
+      // The function runs in the group actor, off the replicas' fibers: it
+      // would read whatever the never-written outputs held.
+      return ctx.merge_call(
+        [&](Strategy&, const PerReplica<Tensor>& sums) {
+          ++merges;
+          return sums[0].to("CPU:0");
+        },
+        sum);
+    });
+  });
+  CHECK(merges == 0);
+  CHECK_THAT(message, Contains("did not get the collective going within 0.3s"));
 }
 
 TEST_CASE("a failed NCCL group surfaces at the replica's next collective when its output is never read",
