@@ -48,7 +48,7 @@ NcclDriver::NcclDriver(caf::event_based_actor* self, std::string device, int gpu
                        GpuBackend& gpu_backend, std::shared_ptr<NcclProgressPoller> poller,
                        std::function<void(const std::string&)> on_lost)
   : self_(self), device_(std::move(device)), gpu_(gpu), stream_(stream), gpu_backend_(gpu_backend),
-    poller_(poller ? std::move(poller) : std::make_shared<NcclProgressPoller>()), on_lost_(std::move(on_lost)) {
+    poller_(std::move(poller)), on_lost_(std::move(on_lost)) {
 }
 
 NcclDriver::~NcclDriver() {

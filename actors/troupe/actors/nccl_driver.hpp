@@ -47,7 +47,8 @@ namespace troupe::internal {
 /// twice the timeout at most, without a callback and a timer per collective.
 class NcclDriver {
 public:
-  /// `on_lost` is told when collectives on the stream were lost: the actor
+  /// `poller` is the Runtime's (GpuDeviceSetup::nccl_poller); `on_lost` is
+  /// told when collectives on the stream were lost: the actor
   /// fails the transfers in flight (they may read what the aborted
   /// collectives left), or else the next one waited for.
   NcclDriver(caf::event_based_actor* self, std::string device, int gpu, GpuStream stream,
