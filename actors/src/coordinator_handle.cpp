@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 
 #include <troupe/actors/coordinator_actor.hpp>
+#include <troupe/actors/ps_cluster.hpp>
 #include <troupe/actors/runtime_impl.hpp>
 #include <troupe/core/errors.hpp>
 
@@ -80,8 +81,11 @@ void CoordinatorHandle::parameter_server_lost(int ps_task, std::string reason) {
 
 void CoordinatorHandle::call(const std::shared_ptr<CoordinatorCallSlot>& slot, const char* what) {
   runtime_->wait(slot->answered, what);
-  if (slot->failed)
+  if (slot->failed) {
+    if (auto* cluster = runtime_->ps_cluster())
+      cluster->note_raised_error(slot->error);
     fail(slot->code, slot->error);
+  }
 }
 
 } // namespace troupe::internal

@@ -4,6 +4,7 @@
 
 #include <troupe/actors/coordinator_messages.hpp>
 #include <troupe/actors/parameter_server_actor.hpp>
+#include <troupe/actors/ps_settings_agreement.hpp>
 #include <troupe/actors/runtime_impl.hpp>
 #include <troupe/actors/worker_actor.hpp>
 #include <troupe/actors/worker_context.hpp>
@@ -17,6 +18,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <map>
 #include <set>
 
@@ -26,6 +28,11 @@ namespace {
 
 constexpr const char* published_server = "troupe.parameter_server";
 constexpr const char* published_worker = "troupe.worker";
+constexpr const char* published_settings = "troupe.settings";
+
+caf::timespan init_timeout() {
+  return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(knobs().cluster_init_timeout_seconds));
+}
 
 /// "worker:1" for job "worker", index 1: how the cluster node names members.
 std::string member(const char* job, int index) {
@@ -44,9 +51,15 @@ struct PsCluster::LossRouting {
   /// Members lost after they last (re)joined: a rejoined worker whose actor
   /// lookup answers after its new process was lost too is not added.
   std::set<std::string> lost_since_join;
-  Completion chief_gone;
+  /// Set, on a worker or ps task, when serve() must end: the chief left or
+  /// was lost, or a parameter server was lost.
+  Completion task_ends;
+  bool chief_gone = false;
   bool chief_left = false;
   std::string chief_why;
+  std::string chief_job_error; ///< the chief said its job failed (its farewell)
+  std::string ps_lost;         ///< "ps:1", the first parameter server lost
+  std::string ps_why;
 };
 
 std::string task_name(const char* job, int index) {
@@ -77,6 +90,14 @@ PsCluster::PsCluster(RuntimeImpl& runtime, ClusterNode& node, int devices_per_wo
   } else if (task_type_ == "worker") {
     workers_.push_back(spawn_worker(task_index_));
     node.publish(published_worker, workers_.back().actor);
+  } else if (is_coordinator()) {
+    std::vector<std::string> members;
+    for (const auto& task : node.members())
+      if (task != node.task_type() + ":" + std::to_string(node.task_index()))
+        members.push_back(task);
+    settings_agreement_ = runtime_.system().spawn<PsSettingsAgreement>(std::move(members), init_timeout());
+    node.watch_losses(settings_agreement_);
+    node.publish(published_settings, settings_agreement_);
   }
   try {
     look_up_peers(node);
@@ -84,6 +105,8 @@ PsCluster::PsCluster(RuntimeImpl& runtime, ClusterNode& node, int devices_per_wo
     // The runtime's actor system would wait forever for this task's own actors.
     if (own_server_)
       caf::anon_send_exit(own_server_, caf::exit_reason::user_shutdown);
+    if (settings_agreement_)
+      caf::anon_send_exit(settings_agreement_, caf::exit_reason::user_shutdown);
     for (auto& worker : workers_)
       if (worker.context)
         caf::anon_send_exit(worker.actor, caf::exit_reason::user_shutdown);
@@ -128,12 +151,23 @@ PsCluster::PsCluster(RuntimeImpl& runtime, ClusterNode& node, int devices_per_wo
       [routing](TaskLostMsg& msg) {
         std::lock_guard<std::mutex> lock(routing->mutex);
         if (msg.task.rfind("chief:", 0) == 0) {
+          routing->chief_gone = true;
           routing->chief_left = msg.left;
           routing->chief_why = msg.why;
-          routing->chief_gone.set();
+          routing->chief_job_error = msg.job_error;
+          routing->task_ends.set();
           return;
         }
         const std::string why = msg.left ? "it ended (" + msg.why + ")" : msg.why;
+        // The variables a parameter server held are gone: no task of the
+        // job can go on (the chief fails its calls, and every other task
+        // ends serve() at once instead of waiting for the chief).
+        // (A ps task that left normally follows the chief's end of the job.)
+        if (msg.task.rfind("ps:", 0) == 0 && (!msg.left || !msg.job_error.empty()) && routing->ps_lost.empty()) {
+          routing->ps_lost = msg.task;
+          routing->ps_why = why;
+          routing->task_ends.set();
+        }
         routing->lost[msg.task] = why;
         routing->lost_since_join.insert(msg.task);
         if (!routing->coordinator)
@@ -176,16 +210,102 @@ int PsCluster::serve() {
   for (auto& worker : workers_)
     if (worker.context)
       worker.context->mark_program_ready();
-  runtime_.wait(routing_->chief_gone, "the coordinator (chief:0) to end the cluster");
+  runtime_.wait(routing_->task_ends, "the coordinator (chief:0) to end the cluster");
   std::lock_guard<std::mutex> lock(routing_->mutex);
-  if (routing_->chief_left)
+  const std::string me = task_type_ + ":" + std::to_string(task_index_);
+  std::string why;
+  if (routing_->chief_gone && routing_->chief_left && routing_->chief_job_error.empty()) {
+    TROUPE_LOG(info, "net") << "task " << me << " ends: the coordinator chief:0 ended the job";
     return 0;
-  std::fprintf(stderr, "troupe: %s:%d ends: the coordinator chief:0 was lost (%s)\n", task_type_.c_str(), task_index_,
-               routing_->chief_why.c_str());
+  }
+  if (routing_->chief_gone && routing_->chief_left)
+    why = "the coordinator chief:0 ended the job with an error: " + routing_->chief_job_error;
+  else if (routing_->chief_gone)
+    why = "the coordinator chief:0 was lost (" + routing_->chief_why + ")";
+  else
+    why = "parameter server " + routing_->ps_lost + " was lost (" + routing_->ps_why
+          + "), and the job cannot go on without the variables it held; restart the job from a checkpoint";
+  std::fprintf(stderr, "troupe: %s ends: %s\n", me.c_str(), why.c_str());
   return 1;
 }
 
+std::string PsCluster::agree_on_settings(const std::string& settings) {
+  if (local())
+    return {}; // every task runs this one program
+  const uint32_t round = settings_round_++;
+  const std::string me = task_type_ + ":" + std::to_string(task_index_);
+  std::string verdict;
+  if (is_coordinator()) {
+    auto slot = std::make_shared<PsSettingsSlot>();
+    caf::anon_send(settings_agreement_, PsSettingsChiefMsg{round, settings, slot});
+    runtime_.wait(slot->done, "the tasks' settings (check_same_across_workers)");
+    verdict = slot->error;
+  } else {
+    // The chief answers once every task sent its settings, or after its init
+    // timeout; this task waits a little longer, and not at all once the
+    // chief is gone.
+    if (!settings_agreement_)
+      settings_agreement_ = node_->lookup("chief:0", published_settings, init_timeout());
+    caf::scoped_actor self{runtime_.system()};
+    self->monitor(settings_agreement_);
+    self->send(settings_agreement_, PsSettingsMsg{round, me, settings});
+    bool answered = false;
+    bool done = false;
+    std::string trouble;
+    Errc code = Errc::timeout;
+    self->receive_while([&] { return !done; })(
+      [&](PsSettingsVerdictMsg& msg) {
+        if (msg.round != round)
+          return; // an earlier call's, answered after its caller gave up
+        verdict = std::move(msg.error);
+        answered = done = true;
+      },
+      [&](caf::down_msg& msg) {
+        code = Errc::peer_lost;
+        trouble = "the chief was lost (" + runtime_.system().render(msg.reason) + ")";
+        done = true;
+      },
+      caf::after(2 * init_timeout()) >> [&] {
+        trouble = "no answer within twice TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS";
+        done = true;
+      });
+    self->demonitor(settings_agreement_);
+    if (!answered)
+      fail(code, "check_same_across_workers on task " + me + ": the chief did not give its verdict on the tasks' "
+                   "settings: " + trouble);
+  }
+  if (!verdict.empty())
+    note_raised_error(verdict);
+  return verdict;
+}
+
+void PsCluster::note_raised_error(const std::string& error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!job_failed_)
+    raised_error_ = error;
+}
+
+void PsCluster::note_job_failure(const std::string& error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  job_failed_ = true;
+  raised_error_ = error;
+}
+
 PsCluster::~PsCluster() {
+  // Destroyed while an exception unwinds the program, or after the program
+  // reported a failure: its job failed. The other tasks learn why before
+  // this task's bye (their serve() says it), rather than seeing a normal exit.
+  std::string why;
+  bool failed = std::uncaught_exceptions() > 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    failed = failed || job_failed_;
+    why = job_failed_ || raised_error_.empty()
+            ? raised_error_
+            : "its program ended with an exception; the last error troupe raised there: " + raised_error_;
+  }
+  if (node_ && failed)
+    node_->say_farewell(why.empty() ? "its program ended with an exception" : why);
   // Every worker stops (a function still suspended on its fiber unwinds),
   // then its per-worker resources go, while the actor system still runs
   // their pipelines' actors.
@@ -193,6 +313,8 @@ PsCluster::~PsCluster() {
     caf::anon_send_exit(loss_listener_, caf::exit_reason::user_shutdown);
   if (own_server_)
     caf::anon_send_exit(own_server_, caf::exit_reason::user_shutdown);
+  if (settings_agreement_ && is_coordinator())
+    caf::anon_send_exit(settings_agreement_, caf::exit_reason::user_shutdown);
   std::vector<std::shared_ptr<Completion>> ended;
   for (auto& worker : workers_) {
     if (!worker.context)

@@ -113,6 +113,11 @@ int Runtime::num_tasks(std::string_view job) const {
   return resolver ? resolver->cluster_spec().num_tasks(job) : 0;
 }
 
+void Runtime::report_job_failure(const std::string& error) {
+  if (auto* cluster = impl_->ps_cluster())
+    cluster->note_job_failure(error);
+}
+
 int Runtime::serve() {
   if (auto* cluster = impl_->ps_cluster())
     return cluster->serve();

@@ -9,6 +9,7 @@
 
 #include <troupe/actors/coordinator_messages.hpp>
 #include <troupe/actors/parameter_server_messages.hpp>
+#include <troupe/actors/ps_settings_messages.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/core/denormals.hpp>
 #include <troupe/core/errors.hpp>
@@ -54,6 +55,7 @@ std::unique_ptr<caf::actor_system_config> make_config() {
   add_cluster_types(*cfg);
   add_parameter_server_types(*cfg);
   add_coordinator_types(*cfg);
+  add_ps_settings_types(*cfg);
   return cfg;
 }
 

@@ -81,6 +81,19 @@ std::size_t size_of(DType dtype) noexcept {
   return 0;
 }
 
+bool is_integer(DType dtype) noexcept {
+  return dtype == DType::int32 || dtype == DType::int64 || dtype == DType::uint8;
+}
+
+DType true_division_dtype(DType dtype) noexcept {
+  switch (dtype) {
+    case DType::int32:
+    case DType::int64: return DType::float64;
+    case DType::uint8: return DType::float32;
+    default: return dtype;
+  }
+}
+
 bool is_floating(DType dtype) noexcept {
   switch (dtype) {
     case DType::float16:

@@ -56,12 +56,18 @@ std::string Handshake::refusal(const PeerClaim& claim, const std::optional<RankH
   return {};
 }
 
+bool Handshake::of_other_cluster(const PeerClaim& claim) const {
+  return claim.token_hash != token_hash_ || (claim.spec_fingerprint && *claim.spec_fingerprint != spec_fingerprint_);
+}
+
 bool Handshake::dooms_the_cluster(const PeerClaim& claim, const std::optional<RankHolder>& holder) const {
-  const bool other_cluster = claim.token_hash != token_hash_
-                             || (claim.spec_fingerprint && *claim.spec_fingerprint != spec_fingerprint_);
-  const bool awaited = !holder && claim.rank > rank_ && static_cast<size_t>(claim.rank) < task_names_.size()
+  // Any member not joined yet, lower ones included: a refused process
+  // presents itself to every member (ClusterNode), and none of them can form
+  // the cluster without the task it claims to be.
+  const bool awaited = !holder && claim.rank >= 0 && claim.rank != rank_
+                       && static_cast<size_t>(claim.rank) < task_names_.size()
                        && (claim.task.empty() || task_names_[static_cast<size_t>(claim.rank)] == claim.task);
-  return other_cluster && awaited;
+  return of_other_cluster(claim) && awaited;
 }
 
 } // namespace troupe::internal

@@ -88,8 +88,8 @@ void run_examples(troupe::Runtime& rt, troupe::TPUClusterResolver& resolver, con
   for (;;) {
     auto ctx = strategy.extended().experimental_run_steps_on_iterator(
       [](troupe::MultiStepContext& step, const Tensor& x) {
-        step.set_last_step_output("sum", troupe::get_replica_context().all_reduce(troupe::ReduceOp::SUM, x),
-                                  troupe::ReduceOp::MEAN);
+        // Each replica's example, summed over the replicas by the output's reduction.
+        step.set_last_step_output("sum", x, troupe::ReduceOp::SUM);
       },
       iterator);
     if (ctx.steps_run() == 0)

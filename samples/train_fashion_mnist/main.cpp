@@ -27,6 +27,7 @@
 #include <troupe/troupe.hpp>
 
 #include "fashion_mnist_data.hpp"
+#include "job_settings.hpp"
 #include "metrics_report.hpp"
 #include "mlp.hpp"
 #include "optimizer.hpp"
@@ -75,8 +76,13 @@ bool uses_gpus(const train::Options& opts, troupe::Runtime& rt, bool multi_worke
 
 /// One training step on this replica, shared by the mirrored and the TPU
 /// loops: the packed all-reduce of the gradients, then the optimizer update.
-train::StepResult train_one_step(const train::Mlp& model, train::Optimizer& optimizer, const troupe::Element& batch) {
+/// A NaN or infinite loss (the all-reduced one, the same on every replica)
+/// ends the job naming `step` (the job's steps, counted from 1), before the
+/// update: a diverged model is an error, not a number to log.
+train::StepResult train_one_step(const train::Mlp& model, train::Optimizer& optimizer, const troupe::Element& batch,
+                                 int64_t step) {
   auto result = model.train_step(batch[0], batch[1]);
+  (void) troupe::check_numerics(Tensor(result.loss_sum), "the train loss at step " + std::to_string(step));
   optimizer.apply(result.gradients);
   return result;
 }
@@ -194,18 +200,7 @@ int run(train::Options opts) {
   // Workers started with other flags or data would train apart or wait for
   // each other: each compares its job with the others', and all fail together
   // naming what differs (nothing to compare with one worker).
-  auto& extended = strategy.extended();
-  extended.check_same_across_workers("--batch", opts.global_batch);
-  extended.check_same_across_workers("--epochs", opts.epochs);
-  extended.check_same_across_workers("--stop-after", opts.stop_after);
-  extended.check_same_across_workers("--limit", opts.limit_examples);
-  extended.check_same_across_workers("--seed", opts.seed);
-  extended.check_same_across_workers("--optimizer", opts.optimizer);
-  extended.check_same_across_workers("--learning-rate", opts.learning_rate);
-  extended.check_same_across_workers("--momentum", opts.momentum);
-  extended.check_same_across_workers("--checkpoint given", !opts.checkpoint_dir.empty());
-  extended.check_same_across_workers("training images", troupe::TensorSpec::of(train_split.images));
-  extended.check_same_across_workers("training labels", troupe::TensorSpec::of(train_split.labels));
+  strategy.extended().check_same_across_workers(train::job_settings(opts, train_split));
   // Only the chief (worker 0) writes checkpoints and reports, as in TensorFlow.
   const bool chief = strategy.extended().worker_index() == 0;
   const int first_replica = strategy.extended().worker_index() * opts.replicas;
@@ -257,6 +252,8 @@ int run(train::Options opts) {
             << " (learning rate " << opts.learning_rate << ", cosine decay), seed " << opts.seed << "\n";
 
   const int last_epoch = opts.stop_after > 0 ? std::min(opts.epochs, first_epoch + opts.stop_after) : opts.epochs;
+  // Each local replica's count of the job's steps (each replica writes its own).
+  std::vector<int64_t> replica_steps(static_cast<size_t>(opts.replicas), steps_per_epoch * first_epoch);
   for (int epoch = first_epoch; epoch < last_epoch; ++epoch) {
     // The epoch's own shuffle seed: a resumed run sees the same order as an uninterrupted one.
     auto dataset = troupe::Dataset::from_tensor_slices(troupe::Element::tuple({train_split.images, train_split.labels}))
@@ -282,7 +279,8 @@ int run(train::Options opts) {
         const auto round_trip = extended.experimental_run_steps_on_iterator(
           [&](troupe::MultiStepContext&, const troupe::Element& batch) {
             const auto replica = troupe::get_replica_context().replica_id_in_sync_group() - first_replica;
-            per_replica[static_cast<size_t>(replica)].add(train_one_step(model, optimizer, batch));
+            per_replica[static_cast<size_t>(replica)].add(
+              train_one_step(model, optimizer, batch, ++replica_steps[static_cast<size_t>(replica)]));
           },
           iterator);
         if (round_trip.steps_run() == 0)
@@ -298,7 +296,8 @@ int run(train::Options opts) {
           each = {};
         strategy.run([&](const troupe::Element& batch) {
           const auto replica = troupe::get_replica_context().replica_id_in_sync_group() - first_replica;
-          per_replica[static_cast<size_t>(replica)].add(train_one_step(model, optimizer, batch));
+          per_replica[static_cast<size_t>(replica)].add(
+            train_one_step(model, optimizer, batch, ++replica_steps[static_cast<size_t>(replica)]));
         }, step);
         totals.add_slowest(per_replica);
         bar.update(static_cast<int64_t>(per_replica.front().examples), totals.loss_sum / totals.examples);

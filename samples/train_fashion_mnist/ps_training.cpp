@@ -7,6 +7,7 @@
 #include <iostream>
 #include <vector>
 
+#include "job_settings.hpp"
 #include "metrics_report.hpp"
 #include "mlp.hpp"
 #include "optimizer.hpp"
@@ -58,6 +59,12 @@ int run_parameter_server_training(const Options& opts, const Split& train_split,
   const bool chief = rt->task_type() == "chief";
   troupe::ParameterServerStrategy strategy(*rt, troupe::FixedShardsPartitioner(rt->num_tasks("ps")));
   troupe::ClusterCoordinator coordinator(strategy);
+  // Every task (chief, workers, parameter servers) compares the flags that
+  // shape the model and the data with the chief's: a worker started with
+  // another optimizer or another slice of the data would push its own
+  // updates into the shared model. All fail together, naming each setting
+  // that differs (in one process there is nothing to compare).
+  strategy.extended().check_same_across_workers(job_settings(opts, train_split));
 
   std::vector<troupe::ShardedVariable> weights;
   troupe::ShardedVariable epochs_done{nullptr};
@@ -106,7 +113,8 @@ int run_parameter_server_training(const Options& opts, const Split& train_split,
   // servers (all at once), which apply the optimizer (concurrent workers'
   // steps all count): two round trips to the servers per step.
   auto train_step = troupe::remote_function(
-    "train_fashion_mnist_step", [&](troupe::DistributedIterator& it, double learning_rate) -> StepSums {
+    "train_fashion_mnist_step",
+    [&](troupe::DistributedIterator& it, double learning_rate, int64_t step) -> StepSums {
       const auto batch = it.get_next();
       const auto current = troupe::read_values(weights);
       std::vector<std::vector<Tensor>> summed(static_cast<std::size_t>(opts.replicas));
@@ -120,9 +128,14 @@ int run_parameter_server_training(const Options& opts, const Split& train_split,
       const auto& sums = summed.front();
       const double examples = sums[8].item<double>();
       const float scale = examples > 0 ? static_cast<float>(1.0 / examples) : 0.0f;
+      // A non-finite loss or gradient ends the job (the coordinator names
+      // this worker): sent to the servers, it would ruin every worker's model.
+      const std::string at_step = " at step " + std::to_string(step);
+      (void) troupe::check_numerics(sums[6], "the train loss" + at_step);
       std::vector<Tensor> gradients;
       for (std::size_t i = 0; i < weights.size(); ++i)
-        gradients.push_back(sums[i] * scale);
+        gradients.push_back(
+          troupe::check_numerics(sums[i] * scale, "the gradient of " + std::string(weight_names[i]) + at_step));
       // Every weight's update in one staging, as Keras' optimizer.apply_gradients.
       if (opts.optimizer == "adam")
         troupe::apply_adam(weights, gradients, {.learning_rate = learning_rate});
@@ -159,8 +172,11 @@ int run_parameter_server_training(const Options& opts, const Split& train_split,
     const auto start = std::chrono::steady_clock::now();
     std::vector<troupe::RemoteValue<StepSums>> results;
     results.reserve(static_cast<std::size_t>(steps_per_epoch));
-    for (int64_t s = 0; s < steps_per_epoch; ++s)
-      results.push_back(coordinator.schedule(train_step, iterators, cosine_decay(opts.learning_rate, ++step, total_steps)));
+    for (int64_t s = 0; s < steps_per_epoch; ++s) {
+      ++step;
+      results.push_back(
+        coordinator.schedule(train_step, iterators, cosine_decay(opts.learning_rate, step, total_steps), step));
+    }
     double loss_sum = 0, correct = 0, examples = 0;
     for (auto& result : results) {
       const auto sums = result.fetch();

@@ -19,8 +19,9 @@ namespace troupe::internal {
 namespace {
 
 // Cross-replica sums accumulate in a wide dtype (int64 for integers, float32
-// for 16-bit floats), so a MEAN divides the exact sum, as TensorFlow's mean
-// kernels do, and the result is cast back to the values' dtype.
+// for 16-bit floats): a SUM is cast back to the values' dtype, a MEAN of
+// floats divides the exact sum, then is cast back, and a MEAN of integers
+// is a true division (finish_reduction).
 DType accumulation_dtype(DType dtype) {
   switch (dtype) {
     case DType::int32:
@@ -37,6 +38,7 @@ struct PartialSum {
   Tensor total;
   double count = 0;
   DType dtype = DType::float32; ///< the components' dtype, which the result takes
+  bool along_axis = false;      ///< the elements along an axis were summed, not only the replicas
 };
 
 PartialSum sum_local_components(const DistributedValues<Tensor>& value, std::optional<int> axis) {
@@ -80,11 +82,18 @@ PartialSum sum_local_components(const DistributedValues<Tensor>& value, std::opt
     }
     count = static_cast<double>(values.size());
   }
-  return {total, count, dtype};
+  return {total, count, dtype, axis.has_value()};
 }
 
 Tensor finish_reduction(ReduceOp op, const PartialSum& sum) {
   Tensor total = sum.total;
+  // TensorFlow divides an integer sum with true division (1 and 2 average
+  // to 1.5 in float64), except for one replica's value without an axis,
+  // which it returns as it is.
+  if (op == ReduceOp::MEAN && is_integer(sum.dtype) && (sum.along_axis || sum.count > 1)) {
+    const DType result = true_division_dtype(sum.dtype);
+    return divide(total.cast(result), scalar_like(sum.count, result));
+  }
   if (op == ReduceOp::MEAN)
     total = divide(total, scalar_like(sum.count, accumulation_dtype(sum.dtype)));
   return total.cast(sum.dtype);
@@ -120,6 +129,10 @@ Tensor ReductionToOneDevice::reduce(ReduceOp op, const DistributedValues<Tensor>
 
 Tensor ReductionToOneDevice::reduce_mirrored(ReduceOp op, const Tensor& value,
                                              std::optional<int> axis) {
+  // The same value on every replica: its mean is itself, dtype included (TensorFlow's
+  // reduce_non_distributed_value).
+  if (op == ReduceOp::MEAN && !axis)
+    return value;
   return reduce(op, copies_per_replica(value, local_replicas_), axis);
 }
 

@@ -10,7 +10,7 @@
 #include <troupe/strategies/cross_device_ops.hpp>
 #include <troupe/strategies/gpu_collective_path.hpp>
 #include <troupe/strategies/replica_context.hpp>
-#include <troupe/strategies/settings_agreement.hpp>
+#include <troupe/actors/settings_agreement.hpp>
 #include <troupe/strategies/strategy.hpp>
 
 namespace troupe::internal {

@@ -3,6 +3,7 @@
 #include <troupe/actors/ps_cluster.hpp>
 #include <troupe/actors/runtime.hpp>
 #include <troupe/actors/runtime_impl.hpp>
+#include <troupe/actors/settings_agreement.hpp>
 #include <troupe/actors/worker_context.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/strategies/cross_device_ops.hpp>
@@ -52,6 +53,13 @@ void ParameterServerExtended::check_variable_creation() const {
   fail(Errc::failed_precondition,
        "ParameterServerStrategy keeps variables on the parameter servers: create them with "
        "ParameterServerStrategy::create_variable, which returns a ShardedVariable, not through Strategy&");
+}
+
+void ParameterServerExtended::agree_on_settings(const std::vector<std::pair<std::string, std::string>>& settings) {
+  auto* cluster = runtime_.impl().ps_cluster();
+  const auto verdict = cluster->agree_on_settings(encode_settings(settings));
+  if (!verdict.empty())
+    fail(Errc::failed_precondition, verdict);
 }
 
 LocalReplicasExtended& ParameterServerExtended::replicas_of(WorkerContext* worker) {

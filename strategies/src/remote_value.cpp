@@ -3,6 +3,7 @@
 #include <string>
 
 #include <troupe/actors/coordinator_messages.hpp>
+#include <troupe/actors/ps_cluster.hpp>
 #include <troupe/actors/runtime_impl.hpp>
 
 namespace troupe::internal {
@@ -14,8 +15,11 @@ RemoteValueStatus outcome_status(const ClosureOutcome& outcome) noexcept {
 const std::vector<uint8_t>& fetch_outcome(RuntimeImpl& runtime, const ClosureOutcome& outcome, uint64_t closure_id) {
   const std::string what = "RemoteValue.fetch of closure " + std::to_string(closure_id);
   runtime.wait(outcome.done, what.c_str());
-  if (outcome.status != RemoteValueStatus::ready)
+  if (outcome.status != RemoteValueStatus::ready) {
+    if (auto* cluster = runtime.ps_cluster())
+      cluster->note_raised_error(outcome.error);
     fail(outcome.code, outcome.error);
+  }
   return outcome.value;
 }
 

@@ -1,8 +1,10 @@
 #include <troupe/strategies/replica_context.hpp>
 
+#include <algorithm>
 #include <cstring>
 
 #include <troupe/actors/replica_handle.hpp>
+#include <troupe/ops/tensor_ops.hpp>
 #include <troupe/strategies/strategy.hpp>
 #include <troupe/strategies/strategy_extended.hpp>
 
@@ -50,11 +52,31 @@ std::vector<std::string> ReplicaContext::devices() const {
 }
 
 Tensor ReplicaContext::all_reduce(ReduceOp op, const Tensor& value) {
-  return collective(static_cast<int>(CollectiveKind::all_reduce), op, 0, {value}).front();
+  return reduce_values(static_cast<int>(CollectiveKind::all_reduce), op, 0, {value}).front();
 }
 
 std::vector<Tensor> ReplicaContext::all_reduce(ReduceOp op, const std::vector<Tensor>& values) {
-  return collective(static_cast<int>(CollectiveKind::all_reduce), op, 0, values);
+  return reduce_values(static_cast<int>(CollectiveKind::all_reduce), op, 0, values);
+}
+
+std::vector<Tensor> ReplicaContext::reduce_values(int kind, ReduceOp op, int axis, const std::vector<Tensor>& values) {
+  const auto integral = [](const Tensor& t) { return t.valid() && is_integer(t.dtype()); };
+  if (op != ReduceOp::MEAN || num_replicas_ <= 1 || std::none_of(values.begin(), values.end(), integral))
+    return collective(kind, op, axis, values);
+  // TensorFlow's MEAN of integers is a true division of their sum (1 and 2
+  // average to 1.5), in float64 for int32 and int64, float32 for uint8. The
+  // integers are cast to that dtype first and averaged with the other values
+  // in the one collective: their sum is exact below 2^53 (2^24 for uint8's
+  // float32) and never wraps around, where TensorFlow sums in the integer
+  // dtype. GPU kernels cast floating types only: integers are cast on the host.
+  std::vector<Tensor> cast = values;
+  for (auto& value : cast) {
+    if (!integral(value))
+      continue;
+    const DType dtype = true_division_dtype(value.dtype());
+    value = value.on_host() ? value.cast(dtype) : value.to("CPU:0").cast(dtype).to(value.device());
+  }
+  return collective(kind, op, axis, cast);
 }
 
 Tensor ReplicaContext::all_reduce(std::string_view op, const Tensor& value) {
@@ -109,7 +131,7 @@ std::vector<Tensor> ReplicaContext::reduce_scatter(ReduceOp op, const std::vecto
                                      + " of value " + std::to_string(i)
                                      + "; scatter tensors of different ranks with a non-negative axis");
   const int normalized = axes.empty() ? 0 : axes.front();
-  auto results = collective(static_cast<int>(CollectiveKind::reduce_scatter), op, normalized, values);
+  auto results = reduce_values(static_cast<int>(CollectiveKind::reduce_scatter), op, normalized, values);
   // NCCL scattered already; the other paths all-reduced, and this replica keeps its block.
   for (size_t i = 0; i < results.size(); ++i) {
     const int64_t size = values[i].shape()[normalized];

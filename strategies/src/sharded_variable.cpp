@@ -68,8 +68,11 @@ struct TargetedRequest {
 /// Sends every request at once from a helper actor and waits (through the
 /// runtime, so simulation steps the actors) until each one is answered;
 /// throws Error for the first failure, naming the variable, the shard and
-/// the server. Every request has the collective timeout as its deadline, so
-/// a dead or silent server ends the wait.
+/// the server. Every request has the collective timeout as its deadline, and
+/// the helper monitors the servers: CAF fails a request to a lost actor only
+/// at its deadline, so a server's down (its process died, or froze past the
+/// peer timeout) fails the requests to it at once, and the helper ends then
+/// instead of outliving the job by the collective timeout.
 /// With `missing_ok`, a request the server answers with Error(not_found)
 /// leaves its reply empty instead of failing the call (optimizer slots that
 /// do not exist yet).
@@ -84,29 +87,73 @@ std::vector<std::optional<Reply>> send_all(RuntimeImpl& runtime, std::vector<Tar
   const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
     std::chrono::duration<double>(knobs().collective_timeout_seconds));
   runtime.system().spawn([slot, requests = std::move(requests), timeout, missing_ok](caf::event_based_actor* self) {
+    auto open = std::make_shared<std::vector<bool>>(requests.size(), true);
+    // Settles request i once, whichever comes first: its answer, its error or its server's down.
+    auto settle = [slot, open, self](std::size_t i) {
+      if (!(*open)[i])
+        return false;
+      (*open)[i] = false;
+      if (--slot->pending == 0) {
+        slot->done.set();
+        self->quit(); // a request settled by a down still awaits its timeout
+      }
+      return true;
+    };
+    auto record = [slot](Errc code, std::string error) {
+      if (slot->error)
+        return;
+      slot->code = code;
+      slot->error = std::move(error);
+    };
+    std::vector<caf::actor> targets;
+    std::vector<std::string> whats;
+    for (const auto& request : requests) {
+      targets.push_back(request.target);
+      whats.push_back(request.what);
+    }
+    self->set_down_handler([self, targets, whats, open, record, settle](caf::down_msg& msg) {
+      for (std::size_t i = 0; i < targets.size(); ++i)
+        if ((*open)[i] && targets[i].address() == msg.source) {
+          record(Errc::peer_lost, whats[i] + " failed: the server's actor terminated ("
+                                    + self->system().render(msg.reason) + "): its task was lost");
+          settle(i);
+        }
+    });
+    std::vector<caf::actor_addr> monitored;
+    for (const auto& target : targets)
+      if (std::find(monitored.begin(), monitored.end(), target.address()) == monitored.end()) {
+        monitored.push_back(target.address());
+        self->monitor(target);
+      }
     for (std::size_t i = 0; i < requests.size(); ++i) {
-      auto finish = [slot] {
-        if (--slot->pending == 0)
-          slot->done.set();
-      };
-      auto on_error = [slot, self, finish, what = requests[i].what, missing_ok](caf::error& err) {
-        if (missing_ok && request_errc(err) == Errc::not_found) {
-          finish();
-          return;
+      auto on_error = [self, i, record, settle, what = requests[i].what, missing_ok](caf::error& err) {
+        if (!(missing_ok && request_errc(err) == Errc::not_found)) {
+          const auto code = request_errc(err);
+          record(code, what + " failed: " + self->system().render(err)
+                         + (code == Errc::timeout
+                              ? "; is the server alive? TROUPE_COLLECTIVE_TIMEOUT_SECONDS sets the deadline"
+                              : ""));
         }
-        if (!slot->error) {
-          slot->code = request_errc(err);
-          slot->error = what + " failed: " + self->system().render(err)
-                        + (slot->code == Errc::timeout ? "; is the server alive? TROUPE_COLLECTIVE_TIMEOUT_SECONDS sets the deadline" : "");
-        }
-        finish();
+        settle(i);
       };
       if constexpr (std::is_same_v<Reply, NoReply>)
         self->request(requests[i].target, timeout, requests[i].msg)
-          .then([slot, i, finish] { slot->replies[i] = NoReply{}; finish(); }, on_error);
+          .then(
+            [slot, open, i, settle] {
+              if ((*open)[i])
+                slot->replies[i] = NoReply{};
+              settle(i);
+            },
+            on_error);
       else
         self->request(requests[i].target, timeout, requests[i].msg)
-          .then([slot, i, finish](Reply& reply) { slot->replies[i] = std::move(reply); finish(); }, on_error);
+          .then(
+            [slot, open, i, settle](Reply& reply) {
+              if ((*open)[i])
+                slot->replies[i] = std::move(reply);
+              settle(i);
+            },
+            on_error);
     }
   });
   runtime.wait(slot->done, wait_what.c_str());

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
+#include <charconv>
 #include <mutex>
 #include <unordered_map>
 
@@ -11,7 +11,7 @@
 #include <troupe/strategies/context_frame.hpp>
 #include <troupe/strategies/cross_device_ops.hpp>
 #include <troupe/strategies/replica_context.hpp>
-#include <troupe/strategies/settings_agreement.hpp>
+#include <troupe/actors/settings_agreement.hpp>
 #include <troupe/strategies/strategy.hpp>
 #include <troupe/strategies/variable_state.hpp>
 
@@ -36,9 +36,11 @@ void StrategyExtended::check_same_across_workers(const std::string& name, const 
 }
 
 void StrategyExtended::check_same_across_workers(const std::string& name, double value) {
+  // The shortest text that reads back as the same double: bitwise equal
+  // values give equal texts, and 0.003 shows as "0.003".
   char text[32];
-  std::snprintf(text, sizeof text, "%.17g", value);
-  check_same_across_workers(name, std::string(text));
+  const auto written = std::to_chars(text, text + sizeof text, value);
+  check_same_across_workers(name, std::string(text, written.ptr));
 }
 
 void StrategyExtended::check_same_across_workers(const std::string& name, const TensorSpec& spec) {
@@ -51,6 +53,10 @@ void StrategyExtended::check_same_across_workers(const std::string& name, const 
 
 void StrategyExtended::check_same_across_workers(const std::vector<std::pair<std::string, std::string>>& settings) {
   detail::require_cross_replica(container_strategy(), "check_same_across_workers");
+  agree_on_settings(settings);
+}
+
+void StrategyExtended::agree_on_settings(const std::vector<std::pair<std::string, std::string>>& settings) {
   if (num_workers() == 1)
     return;
   std::vector<internal::WorkerSettings> workers;

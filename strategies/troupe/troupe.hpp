@@ -10,6 +10,7 @@
 #include <troupe/core/dtype.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/log.hpp>
+#include <troupe/ops/check_numerics.hpp>
 #include <troupe/ops/nn_ops.hpp>
 #include <troupe/ops/portable_math.hpp>
 #include <troupe/ops/random.hpp>

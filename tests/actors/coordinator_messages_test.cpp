@@ -17,26 +17,15 @@
 #include <troupe/actors/runtime_impl.hpp>
 #include <troupe/troupe.hpp>
 
+#include "support/wire_system.hpp"
+
 using namespace troupe;
 using namespace troupe::internal;
 using Catch::Matchers::Contains;
 
 namespace {
 
-/// An actor system that knows every troupe wire type, as make_config's.
-struct WireSystem {
-  caf::actor_system_config cfg;
-  caf::actor_system sys;
-
-  static caf::actor_system_config& registered(caf::actor_system_config& cfg) {
-    add_cluster_types(cfg);
-    add_parameter_server_types(cfg);
-    add_coordinator_types(cfg);
-    return cfg;
-  }
-
-  WireSystem() : sys(registered(cfg)) {}
-};
+using troupe::testing::WireSystem;
 
 template <class T>
 std::vector<char> serialized(caf::actor_system& sys, T& x) {

@@ -527,17 +527,22 @@ TEST_CASE("an NCCL failure reported while a collective runs on the GPU fails the
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds{30});  // the timeout is 60 s
 }
 
-TEST_CASE("an NCCL mean of integer GPU tensors is refused, naming the fix", "[actors][gpu][nccl]") {
+TEST_CASE("an NCCL mean of integer GPU tensors is a sum through NCCL divided truly, as TensorFlow's", "[actors][gpu][nccl]") {
   EmulatedGpus gpus(2);
   EmulatedNccl nccl;
   Runtime rt({.logical_cpu_devices = 1});
   MirroredStrategy strategy(rt);
-  const auto message = error_message_of([&] {
-    strategy.run([] {
-      return get_replica_context().all_reduce(ReduceOp::MEAN, Tensor::full({2}, 1, DType::int32).to(gpu_of_replica()));
-    });
+  // Replica r passes r + 1: the mean is 1.5, in float64, on each replica's GPU.
+  const auto means = strategy.run([] {
+    auto& context = get_replica_context();
+    const double mine = context.replica_id_in_sync_group() + 1.0;
+    return context.all_reduce(ReduceOp::MEAN, Tensor::full({2}, mine, DType::int32).to(gpu_of_replica()));
   });
-  CHECK_THAT(message, Contains("NCCL averages floating-point values only"));
+  for (const auto& mean : means.values()) {
+    CHECK(mean.device().is_gpu());
+    CHECK(mean.dtype() == DType::float64);
+    CHECK(mean.to("CPU:0").to_vector<double>() == std::vector<double>{1.5, 1.5});
+  }
 }
 
 TEST_CASE("an NCCL collective that hangs on the GPU is aborted at its timeout, and a copy back queued behind it "

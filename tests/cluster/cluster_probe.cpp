@@ -19,8 +19,9 @@
 //   cluster_probe finish                       many collectives, then exit at once
 //   cluster_probe variables [--replicas N]     NONE / ONLY_FIRST_REPLICA writes across workers
 //   cluster_probe shuffle                      an unseeded shuffle distributed with DATA sharding
-//   cluster_probe ps_worker_frozen | ps_chief_killed  ParameterServerStrategy faults
-//                                              across processes (ps_fault_scenarios.hpp)
+//   cluster_probe ps_worker_frozen | ps_chief_killed | ps_nan | ps_nan_caught
+//                                              ParameterServerStrategy faults across
+//                                              processes (ps_fault_scenarios.hpp)
 //   cluster_probe ps_worker_rejoin FILE        a restarted worker (its pid in FILE) runs
 //                                              functions again (ps_fault_scenarios.hpp)
 //   cluster_probe members | ps_lost | ps_frozen  a parameter-server cluster (chief, workers,
@@ -472,7 +473,8 @@ int main(int argc, char** argv) {
       return 0;
     if (scenario == "members" || scenario == "ps_lost" || scenario == "ps_frozen")
       return troupe::testing::run_ps_cluster_scenario(rt, scenario);
-    if (scenario == "ps_worker_frozen" || scenario == "ps_chief_killed")
+    if (scenario == "ps_worker_frozen" || scenario == "ps_chief_killed" || scenario == "ps_nan"
+        || scenario == "ps_nan_caught")
       return troupe::testing::run_ps_fault_scenario(rt, scenario);
     if (scenario == "ps_worker_rejoin" && argc > 2)
       return troupe::testing::run_ps_fault_scenario(rt, scenario, argv[2]);

@@ -63,6 +63,17 @@ double time_in(const std::string& line) {
   return std::stod(m[1]);
 }
 
+// troupe-launch's closing report: one line per failed task, the first cause
+// first ("troupe-launch: task ps:0 (pid 7) was killed by ..."); its notices
+// while the tasks run go on with "; ...".
+std::vector<std::string> launcher_report(const std::string& err) {
+  std::vector<std::string> lines;
+  for (const auto& l : split_lines(err))
+    if (l.rfind("troupe-launch: task ", 0) == 0 && l.find(';') == std::string::npos)
+      lines.push_back(l);
+  return lines;
+}
+
 std::string find_line(const std::vector<std::string>& lines, const std::string& prefix) {
   for (const auto& l : lines)
     if (l.rfind(prefix, 0) == 0)
@@ -633,9 +644,13 @@ TEST_CASE("a killed parameter server is seen as lost by the chief within the pee
   const double after = time_in(lost) - time_in(died);
   CAPTURE(after);
   CHECK(after < 4.0);
-  // The job's status is the chief's; the launcher names the killed ps task.
-  CHECK(r.exit_code == 0);
-  CHECK_THAT(r.err, Contains("task ps:0 (pid ") && Contains("SIGKILL"));
+  // The chief failed after the ps task was killed: the launcher names the
+  // killed task as the first cause, with its status.
+  CHECK(r.exit_code == 128 + SIGKILL);
+  const auto report = launcher_report(r.err);
+  REQUIRE(report.size() >= 2);
+  CHECK_THAT(report[0], Contains("task ps:0 (pid ") && Contains("was killed by signal 9 (SIGKILL)"));
+  CHECK_THAT(report[1], Contains("task chief:0 (pid ") && Contains("exited with status 1"));
 }
 
 TEST_CASE("a frozen parameter server is seen as lost by the chief within the peer timeout", "[cluster]") {
@@ -655,9 +670,15 @@ TEST_CASE("a frozen parameter server is seen as lost by the chief within the pee
   CAPTURE(after);
   // The peer timeout, with 0.5 s of slack for a busy 2-core machine.
   CHECK(after < 2.0 + 0.5);
-  // The chief's status; the launcher stopped the frozen ps task after the grace period.
-  CHECK(r.exit_code == 0);
+  // The chief failed while ps:0 was stopped: the launcher names ps:0 as the
+  // first cause and exits with 128 + SIGSTOP, as for any frozen task.
+  CHECK(r.exit_code == 128 + SIGSTOP);
+  CHECK_THAT(r.err, Contains("after task ps:0 (pid ") && Contains("stopped by signal 19 (SIGSTOP)) stopped responding"));
   CHECK_THAT(r.err, Contains("stopping the tasks still running 1 s after the coordinator exited: ps:0 (pid "));
+  const auto report = launcher_report(r.err);
+  REQUIRE(report.size() >= 2);
+  CHECK_THAT(report[0], Contains("task ps:0 (pid ") && Contains("stopped responding first (stopped by signal 19 (SIGSTOP))"));
+  CHECK_THAT(report[1], Contains("task chief:0 (pid ") && Contains("exited with status 1"));
 }
 
 TEST_CASE("a worker frozen inside a scheduled function: the function runs again elsewhere and counts once",

@@ -73,7 +73,8 @@ int run_chief(caf::scoped_actor& self, ClusterNode& cluster, const std::string& 
       print("WRONG no verdict on ps:0 within 60 s");
       seen = true;
     });
-  return 0;
+  // A coordinator that lost a parameter server has failed its job.
+  return 1;
 }
 
 // A worker or ps: wait for the chief to leave (or, as ps:0 of "ps_lost", to be told to die).

@@ -14,7 +14,8 @@ namespace troupe::testing {
 ///     exits; the others exit once they hear that the chief left.
 ///   "ps_lost" / "ps_frozen": as "members", but once the chief reached every
 ///     task it tells ps:0 to die (SIGKILL) / stop (SIGSTOP) and prints when it
-///     learns that ps:0 is lost.
+///     learns that ps:0 is lost; then it exits 1, as a coordinator whose
+///     job lost a parameter server.
 /// Returns the exit status (0: the task saw what the scenario expects).
 int run_ps_cluster_scenario(Runtime& rt, const std::string& scenario);
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <csignal>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <thread>
 
@@ -97,11 +98,51 @@ int rejoin_scenario(Runtime& rt, const std::string& pid_file) {
   return value[0] == scheduled && value[1] == scheduled ? 0 : 4;
 }
 
+// "ps_nan" and "ps_nan_caught": see the header.
+int nan_scenario(Runtime& rt, bool caught) {
+  ParameterServerStrategy strategy(rt);
+  ClusterCoordinator coordinator(strategy);
+  ShardedVariable w{nullptr};
+  {
+    auto scope = strategy.scope();
+    w = strategy.create_variable(Tensor::zeros({2}, DType::float32), {.name = "w"});
+  }
+  const bool poisoned = rt.task_type() == "worker" && rt.task_index() == 1;
+  auto step = remote_function("ps_nan_step", [&](int64_t id) {
+    auto gradient = Tensor::full({2}, 1.0, DType::float32);
+    if (poisoned)
+      gradient = gradient * Tensor(std::numeric_limits<float>::quiet_NaN());
+    w.assign_add(check_numerics(gradient, "the gradient at step " + std::to_string(id)));
+    return id;
+  });
+  if (rt.task_type() != "chief")
+    return rt.serve();
+  // Rounds of functions until worker:1 ran one (the coordinator adds the
+  // workers asynchronously): its error is raised by a schedule or a join.
+  try {
+    for (int64_t id = 1; id <= 100 * functions; ++id) {
+      (void) coordinator.schedule(step, id);
+      if (id % functions == 0)
+        coordinator.join();
+    }
+  } catch (const Error& e) {
+    if (!caught)
+      throw; // the Runtime ends while the exception unwinds
+    rt.report_job_failure(e.what());
+    print(std::string("ERROR ") + e.what());
+    return 3;
+  }
+  print("WRONG no function failed");
+  return 1;
+}
+
 } // namespace
 
 int run_ps_fault_scenario(Runtime& rt, const std::string& scenario, const std::string& argument) {
   if (scenario == "ps_worker_rejoin")
     return rejoin_scenario(rt, argument);
+  if (scenario == "ps_nan" || scenario == "ps_nan_caught")
+    return nan_scenario(rt, scenario == "ps_nan_caught");
   const std::string me = rt.task_type() + ":" + std::to_string(rt.task_index());
   ParameterServerStrategy strategy(rt);
   ClusterCoordinator coordinator(strategy);

@@ -24,6 +24,12 @@ namespace troupe::testing {
 ///     restarted worker process, and schedules rounds of 10 until one runs
 ///     there ("PROBE REJOINED pid=<pid> ran=<n> functions=<total>") and the
 ///     variable equals the number of functions ("PROBE RESULT w=... expected=...").
+///   "ps_nan": scheduled functions (rounds of 20) each add a gradient of ones
+///     to a variable, passed through check_numerics; worker:1's gradients are
+///     NaN. The chief's schedule or join raises that worker's error ("PROBE
+///     ERROR ...", status 3), and the workers and ps return serve()'s status.
+///   "ps_nan_caught": as "ps_nan", but the chief catches the error, calls
+///     Runtime::report_job_failure with it and returns 3.
 /// Returns the exit status (0: the task saw what the scenario expects).
 /// `argument`: the scenario's argument (the file of "ps_worker_rejoin").
 int run_ps_fault_scenario(Runtime& rt, const std::string& scenario, const std::string& argument = {});

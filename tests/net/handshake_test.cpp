@@ -45,13 +45,15 @@ TEST_CASE("the handshake names the holder of a taken rank, a restarted task and 
   CHECK_THAT(worker1.refusal(PeerClaim{1, "worker:1", token, 42}, std::nullopt),
              Contains("it claims to be task worker:1, which this process is: two processes were started as task "
                       "worker:1"));
-  // A process of another cluster claiming an awaited task dooms the cluster;
-  // a duplicate of a joined task or a claim of a task that does not connect here does not.
+  // A process of another cluster claiming a task that has not joined dooms
+  // the cluster, a lower one too (a refused process presents itself to every
+  // member); a duplicate of a joined task or a claim of this task does not.
   const PeerClaim stranger{2, "worker:2", Handshake::hash_token("other"), 42};
   CHECK(worker1.dooms_the_cluster(stranger, std::nullopt));
   CHECK(worker1.dooms_the_cluster(PeerClaim{2, "worker:2", token, 7}, std::nullopt));
   CHECK_FALSE(worker1.dooms_the_cluster(stranger, RankHolder{1234, false}));
-  CHECK_FALSE(worker1.dooms_the_cluster(PeerClaim{0, "worker:0", Handshake::hash_token("other"), 42}, std::nullopt));
+  CHECK(worker1.dooms_the_cluster(PeerClaim{0, "worker:0", Handshake::hash_token("other"), 42}, std::nullopt));
+  CHECK_FALSE(worker1.dooms_the_cluster(PeerClaim{1, "worker:1", Handshake::hash_token("other"), 42}, std::nullopt));
   CHECK_FALSE(worker1.dooms_the_cluster(worker2, std::nullopt));
 }
 

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -86,6 +87,61 @@ TEST_CASE("a parameter server's node decides from the control connection: a memb
   caf::anon_send(ps.node, NodeWatchMsg{caf::actor_cast<caf::actor>(late)});
   CHECK(next_verdict(late).task == "chief:0");
   CHECK(next_verdict(late).task == "worker:1");
+}
+
+TEST_CASE("a member's farewell puts its job's error into the verdict when it leaves, and only a member speaks for itself",
+          "[net][node]") {
+  Node ps(3, caf::actor{});
+  caf::scoped_actor watcher{*ps.sys};
+  caf::anon_send(ps.node, NodeWatchMsg{caf::actor_cast<caf::actor>(watcher)});
+  // A farewell from an actor that is no member's node is not taken as any
+  // member's. This one does not understand the answer and bounces an error
+  // back, which must not end the node (CAF's default for an error message).
+  auto stranger = ps.sys->spawn([]() -> caf::behavior { return {[](int) {}}; });
+  caf::send_as(stranger, ps.node, NodeFarewellMsg{"a forged error"});
+  caf::send_as(ps.peers[0], ps.node, NodeFarewellMsg{"function 'step' failed on worker:1: NaN"});
+  caf::anon_send_exit(ps.peers[0], caf::exit_reason::user_shutdown);
+  auto verdict = next_verdict(watcher);
+  CHECK(verdict.task == "chief:0");
+  CHECK(verdict.left);
+  CHECK(verdict.job_error == "function 'step' failed on worker:1: NaN");
+  CHECK(verdict.why == "it shut down after its job failed: function 'step' failed on worker:1: NaN");
+  // A member that left without one left normally.
+  caf::anon_send_exit(ps.peers[1], caf::exit_reason::user_shutdown);
+  verdict = next_verdict(watcher);
+  CHECK(verdict.task == "worker:0");
+  CHECK(verdict.job_error.empty());
+  caf::anon_send_exit(stranger, caf::exit_reason::kill);
+}
+
+TEST_CASE("a node's farewell is answered once every member acknowledged or failed to, within its wait",
+          "[net][node]") {
+  Node chief(0, caf::actor{});
+  caf::scoped_actor self{*chief.sys};
+  // The stand-in peers do not know the message: each answers with an error at once.
+  bool answered = false;
+  self->request(chief.node, 10s, NodeSayFarewellMsg{"the job failed", 2s})
+    .receive([&](bool) { answered = true; }, [&](caf::error& e) { FAIL(chief.sys->render(e)); });
+  CHECK(answered);
+  // worker:1's node now takes the farewell and never answers: the farewell
+  // is answered once its wait for that member is over, not later.
+  auto promises = std::make_shared<std::vector<caf::response_promise>>();
+  auto silent = chief.sys->spawn([promises](caf::event_based_actor* me) -> caf::behavior {
+    return {[me, promises](const NodeFarewellMsg&) -> caf::result<bool> {
+      promises->push_back(me->make_response_promise());
+      return promises->back();
+    }};
+  });
+  caf::anon_send(chief.node, NodePeerMsg{silent, HelloMsg{2, members[2], 42, 7, 0, 200, "127.0.0.1", silent}});
+  const auto start = std::chrono::steady_clock::now();
+  answered = false;
+  self->request(chief.node, 10s, NodeSayFarewellMsg{"the job failed", 500ms})
+    .receive([&](bool) { answered = true; }, [&](caf::error& e) { FAIL(chief.sys->render(e)); });
+  const auto waited = std::chrono::steady_clock::now() - start;
+  CHECK(answered);
+  CHECK(waited >= 400ms);
+  CHECK(waited < 5s);
+  caf::anon_send_exit(silent, caf::exit_reason::kill);
 }
 
 TEST_CASE("a worker's node takes its verdicts on the chief and workers from the data plane and on ps tasks from the "
@@ -217,4 +273,19 @@ TEST_CASE("a node refuses a restarted task in a cluster without parameter server
              [&](caf::error& e) {
                CHECK_THAT(ps.sys->render(e), Contains("a formed cluster does not take a restarted task back"));
              });
+}
+
+TEST_CASE("a node answers the same process's hello again as the first time, and refuses another process as that task",
+          "[net][node]") {
+  Node chief(0, caf::actor{});
+  caf::scoped_actor edge{*chief.sys};
+  // worker:1's process (pid 102, node peers[2]) joined; its hello comes again
+  // (the first answer came after it gave up waiting): answered, not refused.
+  edge->request(chief.node, 10s, HelloMsg{2, "worker:1", 42, 7, 0, 102, "127.0.0.1", chief.peers[2]})
+    .receive([&](const HelloMsg& reply) { CHECK(reply.task == "chief:0"); },
+             [&](caf::error& e) { FAIL(chief.sys->render(e)); });
+  // Another process claiming worker:1 is a duplicate.
+  edge->request(chief.node, 10s, HelloMsg{2, "worker:1", 42, 7, 0, 555, "127.0.0.1", chief.peers[1]})
+    .receive([&](const HelloMsg&) { FAIL("a second process was taken as worker:1"); },
+             [&](caf::error& e) { CHECK_THAT(chief.sys->render(e), Contains("is already taken by the process with pid 102")); });
 }

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -268,6 +269,42 @@ TEST_CASE("errors of scheduled functions: raised by join, later functions cancel
                Contains("registered again"));
     CHECK(coordinator.schedule(new_handle, int64_t{1}).fetch() == 2);
   }
+}
+
+TEST_CASE("a NaN gradient caught by check_numerics fails its function naming the worker and the step, and "
+          "changes nothing on the servers",
+          "[strategies][parameter_server]") {
+  TROUPE_FOR_EACH_RUNTIME_MODE(mode);
+  auto rt = make_cluster(mode, 2, 1);
+  ParameterServerStrategy strategy(*rt);
+  ClusterCoordinator coordinator(strategy);
+  auto w = variable_of(strategy, Tensor::zeros({2}, DType::float32), "w");
+  // Worker 1's gradients are NaN: the check ends its function before the update.
+  auto step = remote_function("ps_test_nan_step", [&](int64_t id) {
+    auto gradient = Tensor::full({2}, 1.0, DType::float32);
+    if (this_worker() == 1)
+      gradient = gradient * Tensor(std::numeric_limits<float>::quiet_NaN());
+    w.assign_add(check_numerics(gradient, "the gradient at step " + std::to_string(id)));
+    return id;
+  });
+  std::vector<RemoteValue<int64_t>> results;
+  // Rounds of functions until worker 1 ran one (the coordinator adds the
+  // workers asynchronously); its error is raised once, by a schedule or a join.
+  const auto error = error_message_of([&] {
+    for (int64_t id = 1; id <= 1000; ++id) {
+      results.push_back(coordinator.schedule(step, id));
+      if (id % 8 == 0)
+        coordinator.join();
+    }
+  });
+  CHECK_THAT(error, Contains("failed on worker /job:worker/replica:0/task:1: the gradient at step ")
+                      && Contains(" : Tensor had NaN values"));
+  // Only finite updates were applied: as many ones as functions that ran to the end.
+  const auto value = w.read_value().to_vector<float>();
+  int64_t finished = 0;
+  for (auto& result : results)
+    finished += result.status() == RemoteValueStatus::ready ? 1 : 0;
+  CHECK(value == std::vector<float>(2, static_cast<float>(finished)));
 }
 
 TEST_CASE("a worker told to run a function this process never registered fails it naming the function",

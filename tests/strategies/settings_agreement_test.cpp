@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <troupe/actors/agreement_group.hpp>
-#include <troupe/strategies/settings_agreement.hpp>
+#include <troupe/actors/settings_agreement.hpp>
 #include <troupe/troupe.hpp>
 
 #include "support/error_code_of.hpp"

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <iostream>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 #include <poll.h>
@@ -154,14 +155,7 @@ void Supervisor::on_exit(Task& task) {
   }
   reason_ = StopReason::failure;
   term_at_ = Clock::now() + seconds(options_.grace_seconds);
-  std::string frozen;
-  for (auto& other : tasks_)
-    if (!other.child.exited() && other.child.stop_signal() != 0) {
-      other.froze_by = other.child.stop_signal();
-      frozen += std::string(frozen.empty() ? "" : ", ") + other.id.name() + " (pid "
-                + std::to_string(other.child.pid()) + ", stopped by " + describe_signal(other.froze_by)
-                + ")";
-    }
+  const std::string frozen = note_frozen_tasks();
   if (!all_exited()) {
     say(describe_failure(task).substr(std::strlen("troupe-launch: "))
         + (frozen.empty() ? "" : " after task " + frozen + " stopped responding") + "; the other tasks get "
@@ -172,8 +166,13 @@ void Supervisor::on_exit(Task& task) {
 void Supervisor::on_coordinator_exit(Task& task) {
   drain(task);
   reason_ = StopReason::coordinator_exited;
-  if (!succeeded(task.child.wait_status()))
+  // The job failed: a task stopped now is its first cause (the coordinator
+  // failed because that task stopped responding), as in on_exit.
+  std::string frozen;
+  if (!succeeded(task.child.wait_status())) {
     task.failure_order = failures_++;
+    frozen = note_frozen_tasks();
+  }
   if (all_exited())
     return;
   term_at_ = Clock::now() + seconds(options_.grace_seconds);
@@ -181,7 +180,25 @@ void Supervisor::on_coordinator_exit(Task& task) {
   const std::string how = WIFSIGNALED(status) ? "was killed by " + describe_signal(WTERMSIG(status))
                                               : "exited with status " + std::to_string(WEXITSTATUS(status));
   say("the coordinator, task " + task.id.name() + " (pid " + std::to_string(task.child.pid()) + "), " + how
-      + "; the other tasks get " + format_seconds(options_.grace_seconds) + " s to exit before SIGTERM");
+      + (frozen.empty() ? "" : " after task " + frozen + " stopped responding") + "; the other tasks get "
+      + format_seconds(options_.grace_seconds) + " s to exit before SIGTERM");
+}
+
+bool Supervisor::may_be_first_cause(const Task& task) const {
+  // A parameter-server job goes on without a lost worker: only its ps tasks
+  // (and the coordinator) can have failed it.
+  return options_.coordinator.empty() || task.id.type != "worker";
+}
+
+std::string Supervisor::note_frozen_tasks() {
+  std::string frozen;
+  for (auto& other : tasks_)
+    if (!other.child.exited() && other.child.stop_signal() != 0 && may_be_first_cause(other)) {
+      other.froze_by = other.child.stop_signal();
+      frozen += std::string(frozen.empty() ? "" : ", ") + other.id.name() + " (pid "
+                + std::to_string(other.child.pid()) + ", stopped by " + describe_signal(other.froze_by) + ")";
+    }
+  return frozen;
 }
 
 void Supervisor::note_stop_change(Task& task, int stop_signal_before) {
@@ -382,16 +399,31 @@ int Supervisor::report() {
   if (failed.empty())
     return 0;
   // The first cause leads: a task that was stopped when the first one failed.
-  std::stable_sort(failed.begin(), failed.end(), [](const Task* a, const Task* b) {
-    return std::pair(a->froze_by == 0, a->failure_order) < std::pair(b->froze_by == 0, b->failure_order);
+  // (In a parameter-server cluster its workers come last: the job goes on without them.)
+  std::stable_sort(failed.begin(), failed.end(), [this](const Task* a, const Task* b) {
+    return std::tuple(a->froze_by == 0, !may_be_first_cause(*a), a->failure_order)
+           < std::tuple(b->froze_by == 0, !may_be_first_cause(*b), b->failure_order);
   });
   for (const Task* task : failed)
     write_all(STDERR_FILENO, describe_failure(*task) + "\n");
-  // A parameter-server cluster's result is its coordinator's.
-  if (coordinator != nullptr)
-    return succeeded(coordinator->child.wait_status()) ? 0 : exit_code_of(coordinator->child.wait_status());
+  // A parameter-server cluster succeeds when its coordinator does (a lost
+  // worker's functions ran elsewhere).
+  if (coordinator != nullptr && succeeded(coordinator->child.wait_status()))
+    return 0;
   if (failed.front()->froze_by != 0)
     return 128 + failed.front()->froze_by;
+  // A failed parameter-server job: a task killed by a signal before the
+  // coordinator failed is the first cause, as in any cluster; otherwise the
+  // status is the coordinator's.
+  if (coordinator != nullptr) {
+    for (const Task* task : failed) {
+      if (task == coordinator)
+        break; // failed on its own, or after tasks that cannot have failed it
+      if (may_be_first_cause(*task) && WIFSIGNALED(task->child.wait_status()) && !task->stopped_by_launcher)
+        return exit_code_of(task->child.wait_status());
+    }
+    return exit_code_of(coordinator->child.wait_status());
+  }
   // The first task that failed on its own decides; a cluster that only failed
   // because the deadline stopped it exits 124, as timeout(1) does.
   for (const Task* task : failed)

@@ -53,8 +53,12 @@ struct SupervisorOptions {
 ///    named. A worker that fails before the coordinator is reported and the
 ///    cluster goes on (the coordinator runs its functions on the other
 ///    workers); a parameter server that fails stops the cluster as in 3,
-///    since the coordinator cannot go on without it. The exit status is the
-///    coordinator's whenever it exited on its own.
+///    since the coordinator cannot go on without it. The exit status is 0
+///    when the coordinator exited 0. When it failed, a ps task stopped
+///    (frozen) at that moment, or killed by a signal before it, is the first
+///    cause and the status is 128 + that signal, as in 5 (a worker is not:
+///    the coordinator goes on without one); otherwise the status is the
+///    coordinator's.
 /// 7. Once all children are reaped, prints one line per failed task to
 ///    stderr, the first cause first, and returns the exit status: 0, the
 ///    first cause's status (128 + signal), or 124 when the deadline stopped a
@@ -93,6 +97,12 @@ private:
   void note_stop_change(Task& task, int stop_signal_before);
   void on_exit(Task& task);
   void on_coordinator_exit(Task& task);
+  /// Marks every task stopped now (SIGSTOP) as a first cause; "ps:0 (pid 7,
+  /// stopped by signal 19 (SIGSTOP))" for each, or empty.
+  std::string note_frozen_tasks();
+  /// Whether `task` stopping can have failed the job: any task, but in a
+  /// parameter-server cluster not a worker (the coordinator goes on without it).
+  [[nodiscard]] bool may_be_first_cause(const Task& task) const;
   [[nodiscard]] bool is_coordinator(const Task& task) const { return task.id.name() == options_.coordinator; }
   void check_deadlines(Clock::time_point now);
   void wait_for_events(Clock::time_point now);

@@ -27,6 +27,7 @@
 #include <troupe/actors/completion.hpp>
 #include <troupe/actors/parameter_server_messages.hpp>
 #include <troupe/actors/remote_value_status.hpp>
+#include <troupe/core/bounded_field.hpp>
 #include <troupe/core/errors.hpp>
 
 
@@ -51,43 +52,6 @@ inline constexpr std::size_t max_error_text_bytes = 64 * 1024;
 /// Entries of ClosureFinishedMsg::staged_per_server (one per parameter
 /// server): far above any real cluster, low enough to bound the allocation.
 inline constexpr std::size_t max_parameter_servers = 64 * 1024;
-
-/// A string or byte field of a wire message with the most bytes a receiver
-/// accepts; its inspect overload checks the length before allocating.
-template <class Container>
-struct BoundedField {
-  Container& data;
-  std::size_t limit;
-  const char* what; ///< "a closure's arguments", for the error
-};
-
-/// `data` as a field of at most `limit` bytes, named `what` in errors.
-template <class Container>
-BoundedField<Container> bounded(Container& data, std::size_t limit, const char* what) noexcept {
-  return {data, limit, what};
-}
-
-/// Writes the length, then the bytes in one raw block; an oversized field is
-/// Error(data_loss) already here, so the sender learns first.
-caf::error save_bounded(caf::serializer& sink, std::string& x, std::size_t limit, const char* what);
-caf::error save_bounded(caf::serializer& sink, std::vector<uint8_t>& x, std::size_t limit, const char* what);
-/// Reads what save_bounded wrote; a length over `limit` or over the bytes left
-/// is Error(data_loss), checked before allocating.
-caf::error load_bounded(caf::deserializer& source, std::string& x, std::size_t limit, const char* what);
-caf::error load_bounded(caf::deserializer& source, std::vector<uint8_t>& x, std::size_t limit, const char* what);
-/// The same for a list of counts; `limit` counts entries, not bytes.
-caf::error save_bounded(caf::serializer& sink, std::vector<uint32_t>& x, std::size_t limit, const char* what);
-caf::error load_bounded(caf::deserializer& source, std::vector<uint32_t>& x, std::size_t limit, const char* what);
-
-template <class Inspector, class Container>
-typename Inspector::result_type inspect(Inspector& f, BoundedField<Container>& x) {
-  if constexpr (std::is_base_of<caf::serializer, Inspector>::value)
-    return save_bounded(f, x.data, x.limit, x.what);
-  else if constexpr (std::is_base_of<caf::deserializer, Inspector>::value)
-    return load_bounded(f, x.data, x.limit, x.what);
-  else
-    return f(x.data);
-}
 
 /// Error(data_loss) for a received `what` holding an unknown enum byte.
 [[nodiscard]] caf::error unknown_enum_value(const char* what, unsigned value);

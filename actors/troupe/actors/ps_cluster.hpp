@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -61,8 +62,25 @@ public:
   [[nodiscard]] bool is_coordinator() const noexcept { return task_type_ == "chief"; }
 
   /// A worker or ps task across processes: runs until the chief ends the
-  /// cluster (0) or is lost (1, after saying so on stderr).
+  /// cluster (0), or until the job cannot go on (1, after saying why on
+  /// stderr): the chief ended it with an error (its farewell), the chief was
+  /// lost, or a parameter server was lost. A loss is known within
+  /// TROUPE_PEER_TIMEOUT_SECONDS (a frozen process), at once for a dead one.
   [[nodiscard]] int serve();
+  /// check_same_across_workers of a ParameterServerStrategy: this task's
+  /// settings (encode_settings) for its next call, compared at the chief
+  /// with those of every task (PsSettingsAgreement). Returns the verdict:
+  /// empty when all agree, else the error every task raises. Blocks the
+  /// calling thread up to about the init timeout; a cluster in one process
+  /// has nothing to compare.
+  [[nodiscard]] std::string agree_on_settings(const std::string& settings);
+  /// The coordinator's error the program was just given (a failed
+  /// function's fetch, a join, a settings check): when this task's program
+  /// then ends by that exception, its farewell names it to the other tasks.
+  void note_raised_error(const std::string& error);
+  /// Runtime::report_job_failure: the farewell names `error` whatever the
+  /// way the program ends.
+  void note_job_failure(const std::string& error);
   /// The parameter servers, by ps task index.
   [[nodiscard]] const std::vector<caf::actor>& parameter_servers() const noexcept { return servers_; }
   [[nodiscard]] std::vector<std::string> parameter_server_names() const;
@@ -111,10 +129,14 @@ private:
   std::shared_ptr<LossRouting> routing_;
   caf::actor loss_listener_;
   caf::actor own_server_; ///< a ps task's own server
+  caf::actor settings_agreement_; ///< the chief's PsSettingsAgreement (elsewhere: found at the first call)
+  uint32_t settings_round_ = 0;  ///< this task's calls of agree_on_settings so far
   std::vector<caf::actor> servers_;
   std::mutex mutex_;
   std::vector<Worker> workers_;
   caf::actor coordinator_;
+  std::string raised_error_; ///< note_raised_error's latest
+  bool job_failed_ = false;  ///< note_job_failure was called
 };
 
 } // namespace troupe::internal

@@ -126,12 +126,23 @@ public:
 
   /// Worker and ps tasks of a parameter-server cluster across processes: runs
   /// this task's actors (the closures the coordinator schedules, the variable
-  /// shards it holds) until the coordinator ends the cluster or is lost, like
-  /// tf.distribute.Server.join(); returns the process's exit status. Register
-  /// the scheduled functions (remote_function) and create the strategy, its
-  /// variables and per-worker datasets before, as the coordinator does.
-  /// Error(failed_precondition) on the coordinator or outside such a cluster.
+  /// shards it holds), like tf.distribute.Server.join(), and returns the
+  /// process's exit status: 0 once the coordinator ended the job, 1 (after a
+  /// line on stderr saying why) once the job cannot go on: the coordinator
+  /// ended it with an error, the coordinator or a parameter server was lost.
+  /// Register the scheduled functions (remote_function) and create the
+  /// strategy, its variables and per-worker datasets before, as the
+  /// coordinator does. Error(failed_precondition) on the coordinator or
+  /// outside such a cluster.
   int serve();
+
+  /// Marks this task's job as failed with `error`: when this Runtime ends,
+  /// the other tasks of its parameter-server cluster are told, and their
+  /// serve() returns 1 naming it. A program that ends by an exception (the
+  /// Runtime destroyed while it unwinds) does this by itself, with the last
+  /// error troupe raised there; call it where the program catches a failure
+  /// and returns a failing status instead. Nothing happens in other runtimes.
+  void report_job_failure(const std::string& error);
 
   /// The local devices: "CPU:0".."CPU:n-1", then the emulated "TPU:0".."TPU:k-1",
   /// then the logical GPUs "GPU:0".. (threaded and cluster modes; a simulation has none).

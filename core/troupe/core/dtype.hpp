@@ -51,6 +51,15 @@ inline constexpr DType last_dtype = DType::uint8;
 /// True for float16, bfloat16, float32 and float64.
 [[nodiscard]] bool is_floating(DType dtype) noexcept;
 
+/// True for int32, int64 and uint8.
+[[nodiscard]] bool is_integer(DType dtype) noexcept;
+
+/// The dtype of TensorFlow's true division (tf.math.truediv) of `dtype`
+/// values: float64 for int32 and int64, float32 for uint8; other dtypes
+/// keep theirs. A MEAN of integers across replicas has this dtype (1 and 2
+/// average to 1.5), as in tf.distribute.
+[[nodiscard]] DType true_division_dtype(DType dtype) noexcept;
+
 /// Parses a dtype name ("float32", "int64", "bool", ...); throws Error(invalid_argument) quoting it.
 [[nodiscard]] DType parse_dtype(std::string_view text);
 

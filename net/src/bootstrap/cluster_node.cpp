@@ -1,6 +1,8 @@
 #include <troupe/net/bootstrap/cluster_node.hpp>
 
 #include <chrono>
+#include <functional>
+#include <set>
 #include <thread>
 #include <unistd.h>
 
@@ -9,6 +11,7 @@
 
 #include <troupe/net/bootstrap/cluster_types.hpp>
 #include <troupe/net/bootstrap/node_actor.hpp>
+#include <troupe/net/bootstrap/node_dial.hpp>
 #include <troupe/net/handshake.hpp>
 #include <troupe/net/link/data_plane_broker.hpp>
 #include <troupe/core/config.hpp>
@@ -70,6 +73,34 @@ DataPlaneSetup data_plane_setup(int rank, const std::vector<std::string>& task_n
   setup.hint_grace = timespan_of(k.peer_heartbeat_seconds);
   setup.hello_timeout = timespan_of(k.cluster_init_timeout_seconds);
   return setup;
+}
+
+// How long a process refused for its token or spec goes on presenting
+// itself to the members it has not reached: the ones that started answer
+// within milliseconds (and are not retried), so this only bounds the wait
+// for members that start later; one that starts after it waits for the
+// refused task until its own init timeout.
+constexpr auto refusal_spread_window = std::chrono::seconds(10);
+
+// Presents this (refused) process to every member but itself and the one
+// that refused it, retrying those not reached until the window closes.
+// `present(r, bound)` is one attempt of at most `bound`; false when r was
+// not reached.
+void spread_refusal(int members, int me, int refused_by, Clock::time_point deadline,
+                    const std::function<bool(int, caf::timespan)>& present) {
+  std::set<int> untold;
+  for (int r = 0; r < members; ++r)
+    if (r != me && r != refused_by)
+      untold.insert(r);
+  const auto until = std::min(deadline, Clock::now() + refusal_spread_window);
+  for (;;) {
+    for (auto it = untold.begin(); it != untold.end() && Clock::now() < until;)
+      it = present(*it, std::min<caf::timespan>(std::chrono::seconds(2), left_until(until))) ? untold.erase(it)
+                                                                                              : std::next(it);
+    if (untold.empty() || Clock::now() >= until)
+      return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100)); // members still starting: retry
+  }
 }
 
 } // namespace
@@ -146,17 +177,71 @@ void ClusterNode::join() {
   //    the first one answers that the cluster formed and took this process
   //    back (a restarted worker of a parameter-server cluster), nobody will
   //    dial it: it reaches every member itself, and skips steps 4 and 5.
+  //    Each attempt is bounded (dial_node), so that a peer that never speaks
+  //    cannot hold this task past its deadline, and a doom is seen within one.
   std::vector<DataPlanePeer> peers;
   const auto progress_every = join_progress_interval(k.cluster_init_timeout_seconds);
   auto next_progress = join_started + progress_every;
   bool rejoined = false;
+  // A connect and CAF's handshake get 2 s at most, so that a doom is seen
+  // soon; a peer that connected answers its hello within milliseconds, but
+  // gets 10 s on a busy machine (a repeated hello is answered as the first).
+  const auto dial_bound = [&] { return std::min<caf::timespan>(std::chrono::seconds(2), left_until(deadline)); };
+  const auto hello_bound = [&] { return std::min<caf::timespan>(std::chrono::seconds(10), left_until(deadline)); };
+  // One hello to member r: accepted (the peer is recorded), refused (why in
+  // `refusal`; `other_cluster` when for this process's token or spec), or
+  // not reached (why in `last_error`); connected within `dial_within`, and
+  // the whole attempt within `total_within`.
+  enum class Presented { accepted, refused, unreached };
+  auto present_to = [&](int r, caf::timespan dial_within, caf::timespan total_within, std::string& refusal,
+                        bool& other_cluster, std::string& last_error) {
+    const auto& address = addresses[static_cast<size_t>(r)];
+    const auto target = parse_task_address(address);
+    const auto attempt_started = Clock::now();
+    auto remote = dial_node(system_, target.host, target.port, dial_within);
+    if (!remote) {
+      last_error = system_.render(remote.error());
+      return Presented::unreached;
+    }
+    const auto answer_within = std::max<caf::timespan>(
+      std::chrono::milliseconds(1),
+      std::chrono::duration_cast<caf::timespan>(total_within - (Clock::now() - attempt_started)));
+    auto outcome = Presented::unreached;
+    self->request(*remote, answer_within, hello)
+      .receive(
+        [&](HelloMsg& reply) {
+          if (reply.rank != r || reply.task != names[static_cast<size_t>(r)]) {
+            refusal = "the process at " + address + " is task " + reply.task + ", not " + names[static_cast<size_t>(r)];
+            outcome = Presented::refused;
+            return;
+          }
+          if (participates() && r < participants)
+            peers.push_back({r, target.host, reply.data_port});
+          if (reply.rejoined && !rejoined) {
+            rejoined = true;
+            anon_send(node_, NodeRejoinedMsg{});
+          }
+          nodes_[r] = *remote;
+          anon_send(node_, NodePeerMsg{*remote, reply});
+          outcome = Presented::accepted;
+        },
+        [&](caf::error& e) {
+          if (e.category() == caf::atom("troupe")) {
+            refusal = system_.render(e);
+            other_cluster = static_cast<Errc>(e.code()) == NodeActor::other_cluster_refusal;
+            outcome = Presented::refused;
+          } else {
+            last_error = system_.render(e);
+          }
+        });
+    return outcome;
+  };
   for (int r = 0; r < static_cast<int>(names.size()); ++r) {
     if (r == member_index_)
       continue;
     if (r > member_index_ && !rejoined)
       break;
     const auto& address = addresses[static_cast<size_t>(r)];
-    const auto target = parse_task_address(address);
     std::string last_error;
     for (;;) {
       // A process refused as one of the higher ranks dooms the cluster: fail
@@ -166,38 +251,28 @@ void ClusterNode::join() {
         .receive([&](std::string& why) { doomed = std::move(why); }, [](caf::error&) {});
       if (!doomed.empty())
         fail(Errc::failed_precondition, "task " + me + " cannot form the cluster: " + doomed);
-      auto remote = system_.middleman().remote_actor(target.host, target.port);
-      if (remote) {
-        bool done = false;
-        std::string refusal;
-        self->request(*remote, std::chrono::seconds(10), hello)
-          .receive(
-            [&](HelloMsg& reply) {
-              if (reply.rank != r || reply.task != names[static_cast<size_t>(r)])
-                refusal = "the process at " + address + " is task " + reply.task + ", not " + names[static_cast<size_t>(r)];
-              if (participates() && r < participants)
-                peers.push_back({r, target.host, reply.data_port});
-              if (reply.rejoined && !rejoined && refusal.empty()) {
-                rejoined = true;
-                anon_send(node_, NodeRejoinedMsg{});
-              }
-              nodes_[r] = *remote;
-              anon_send(node_, NodePeerMsg{*remote, reply});
-              done = refusal.empty();
-            },
-            [&](caf::error& e) {
-              if (e.category() == caf::atom("troupe"))
-                refusal = system_.render(e);
-              else
-                last_error = system_.render(e);
-            });
-        if (!refusal.empty())
-          fail(Errc::failed_precondition, "task " + me + " cannot join the cluster: " + refusal);
-        if (done)
-          break;
-      } else {
-        last_error = system_.render(remote.error());
+      std::string refusal;
+      bool other_cluster = false;
+      const auto presented =
+        present_to(r, dial_bound(), std::min(dial_bound() + hello_bound(), left_until(deadline)), refusal,
+                   other_cluster, last_error);
+      if (presented == Presented::refused) {
+        // Refused for its token or spec, this process was started with other
+        // settings than the cluster's: the members still waiting for the task
+        // it claims to be learn that from its hello and fail at once, naming
+        // the cause, instead of waiting out their init timeout.
+        if (other_cluster)
+          spread_refusal(static_cast<int>(names.size()), member_index_, r, deadline,
+                         [&](int other, caf::timespan bound) {
+                           std::string ignored_refusal, ignored_error;
+                           bool ignored = false;
+                           return present_to(other, bound, bound, ignored_refusal, ignored, ignored_error)
+                                  != Presented::unreached;
+                         });
+        fail(Errc::failed_precondition, "task " + me + " cannot join the cluster: " + refusal);
       }
+      if (presented == Presented::accepted)
+        break;
       if (Clock::now() >= deadline)
         fail(Errc::timeout, "task " + me + " could not reach task " + names[static_cast<size_t>(r)] + " at "
                               + address + " within " + seconds(k.cluster_init_timeout_seconds)
@@ -307,6 +382,15 @@ caf::actor ClusterNode::lookup(std::string_view task, const std::string& name, c
 void ClusterNode::watch_losses(const caf::actor& listener) {
   if (node_ && listener)
     caf::anon_send(node_, NodeWatchMsg{listener});
+}
+
+void ClusterNode::say_farewell(const std::string& job_error) {
+  if (!node_)
+    return;
+  caf::scoped_actor self{system_};
+  std::string bounded_error = job_error.substr(0, NodeFarewellMsg::max_job_error_bytes);
+  self->request(node_, std::chrono::seconds(2), NodeSayFarewellMsg{std::move(bounded_error), std::chrono::seconds(1)})
+    .receive([](bool) {}, [](caf::error&) {});
 }
 
 ClusterNode::~ClusterNode() {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 
 #include <caf/all.hpp>
 
@@ -61,6 +62,12 @@ caf::behavior NodeActor::make_behavior() {
     else
       send(setup_.data_plane, PeerLostMsg{rank, why}); // a hint: the data connection decides
   });
+  // An error that comes as a message (another actor bounced an answer it did
+  // not expect) ends an actor by CAF's default: the node outlives it.
+  set_error_handler([this](caf::error& error) {
+    TROUPE_LOG(warning, "net") << "task " << setup_.me.task << " ignored an error sent to its node: "
+                               << system().render(error);
+  });
   // The data plane's verdicts on chief and worker tasks come as to a collective group.
   if (setup_.data_plane)
     send(setup_.data_plane, LinkRegisterMsg{loss_watch_group_id, caf::actor_cast<caf::actor>(this)});
@@ -96,6 +103,13 @@ caf::behavior NodeActor::make_behavior() {
       lookups_.erase(first, last);
     },
     [this](const NodeLookupMsg& msg) { return on_lookup(msg); },
+    [this](const NodeFarewellMsg& msg) {
+      // The rank comes from the connection: a member speaks only for itself.
+      if (auto i = rank_of_.find(caf::actor_cast<caf::actor_addr>(current_sender())); i != rank_of_.end())
+        farewells_[i->second] = msg.job_error;
+      return true;
+    },
+    [this](const NodeSayFarewellMsg& msg) { return on_say_farewell(msg); },
     [this](const HelloMsg& hello) { return on_hello(hello); },
     [this](const NodePeerMsg& msg) { add_peer(msg.hello.node ? msg.hello.node : msg.peer, msg.hello); },
     [this](const NodeAwaitMsg& msg) -> caf::result<std::vector<HelloMsg>> {
@@ -147,6 +161,15 @@ void NodeActor::on_exit() {
 
 caf::result<HelloMsg> NodeActor::on_hello(const HelloMsg& hello) {
   const auto who = "\"" + hello.task + "\" (pid " + std::to_string(hello.pid) + ")";
+  // The same process again (its first answer came after it gave up waiting):
+  // answered as the first time, not refused as a duplicate of itself.
+  if (auto known = peers_.find(hello.rank); known != peers_.end() && gone_.count(hello.rank) == 0
+                                           && known->second.pid == hello.pid && known->second.task == hello.task
+                                           && known->second.node == hello.node && hello.node) {
+    auto me = setup_.me;
+    me.node = this;
+    return me;
+  }
   PeerClaim claim{hello.rank, hello.task, hello.token_hash, hello.spec_fingerprint};
   const auto holder = holder_of(hello.rank);
   const auto refusal = handshake_.refusal(claim, holder, formed_);
@@ -161,7 +184,7 @@ caf::result<HelloMsg> NodeActor::on_hello(const HelloMsg& hello) {
       fail_waiting(Errc::failed_precondition, doomed_ = "task " + setup_.me.task + " refused the process presenting itself as " + who
                              + ", which it was waiting for: " + refusal
                              + ". Restart every task with the same TF_CONFIG cluster and TROUPE_CLUSTER_TOKEN");
-    return caf::make_error(Errc::invalid_argument,
+    return caf::make_error(handshake_.of_other_cluster(claim) ? other_cluster_refusal : Errc::invalid_argument,
                            "task " + setup_.me.task + " refused this process: " + refusal);
   }
   auto me = setup_.me;
@@ -185,6 +208,7 @@ void NodeActor::take_back(const HelloMsg& hello) {
                  "process took its place", false);
   rejoined_.insert(rank);
   verdicts_.erase(rank);
+  farewells_.erase(rank); // the old process's
   gone_.erase(rank);
   TROUPE_LOG(info, "net") << "task " << setup_.me.task << " took task " << task << " back: its process was restarted"
                           << " (pid " << peers_[rank].pid << " before, " << hello.pid << " now)";
@@ -208,9 +232,13 @@ void NodeActor::decide(int rank, std::string why, bool left) {
   if (rank < 0 || rank >= static_cast<int>(setup_.task_names.size()) || rank == setup_.me.rank)
     return;
   const auto& task = setup_.task_names[static_cast<size_t>(rank)];
+  std::string job_error;
+  if (auto farewell = farewells_.find(rank); farewell != farewells_.end())
+    job_error = farewell->second;
   if (left)
-    why = "it shut down (its program ended)";
-  auto [verdict, fresh] = verdicts_.emplace(rank, TaskLostMsg{task, std::move(why), left});
+    why = job_error.empty() ? "it shut down (its program ended)"
+                            : "it shut down after its job failed: " + job_error;
+  auto [verdict, fresh] = verdicts_.emplace(rank, TaskLostMsg{task, std::move(why), left, job_error});
   if (!fresh)
     return;
   // The data plane logs its own verdicts; the control plane's are logged here.
@@ -222,6 +250,27 @@ void NodeActor::decide(int rank, std::string why, bool left) {
   }
   for (const auto& watcher : watchers_)
     send(watcher, verdict->second);
+}
+
+caf::result<bool> NodeActor::on_say_farewell(const NodeSayFarewellMsg& msg) {
+  auto promise = make_response_promise<bool>();
+  auto pending = std::make_shared<size_t>(0);
+  for (const auto& [rank, hello] : peers_)
+    if (hello.node && gone_.count(rank) == 0)
+      ++*pending;
+  if (*pending == 0)
+    return true;
+  // Answered once every member acknowledged (so the farewell precedes the
+  // bye everywhere), or failed to within `wait`.
+  auto acknowledged = [promise, pending]() mutable {
+    if (--*pending == 0)
+      promise.deliver(true);
+  };
+  for (const auto& [rank, hello] : peers_)
+    if (hello.node && gone_.count(rank) == 0)
+      request(hello.node, msg.wait, NodeFarewellMsg{msg.job_error})
+        .then([acknowledged](bool) mutable { acknowledged(); }, [acknowledged](caf::error&) mutable { acknowledged(); });
+  return promise;
 }
 
 caf::result<caf::actor> NodeActor::on_lookup(const NodeLookupMsg& msg) {

@@ -58,11 +58,16 @@ public:
   }
 
   /// Whether `claim` is refused because its process belongs to another
-  /// cluster (token or spec differ) while it claims a rank this task awaits.
-  /// Such a process was started as that task with the wrong settings: the
-  /// right one will not come, so this task fails at once rather than waiting
-  /// out TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS.
+  /// cluster (token or spec differ) while it claims a member that has not
+  /// joined yet (of a higher rank, which dials this task, or of a lower one,
+  /// which a refused process also presents itself to). Such a process was
+  /// started as that task with the wrong settings: the right one will not
+  /// come, so this task fails at once rather than waiting out
+  /// TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS.
   [[nodiscard]] bool dooms_the_cluster(const PeerClaim& claim, const std::optional<RankHolder>& holder) const;
+
+  /// Whether `claim` carries another cluster token or spec than this task's.
+  [[nodiscard]] bool of_other_cluster(const PeerClaim& claim) const;
 
   [[nodiscard]] uint64_t token_hash() const noexcept { return token_hash_; }
 

@@ -46,6 +46,9 @@ public:
   /// Whether this process is the coordinator (the chief), not a worker or ps task.
   [[nodiscard]] bool is_coordinator() const noexcept { return coordinator_; }
 
+protected:
+  void agree_on_settings(const std::vector<std::pair<std::string, std::string>>& settings) override;
+
 private:
   [[nodiscard]] LocalReplicasExtended& replicas_of(WorkerContext* worker);
 

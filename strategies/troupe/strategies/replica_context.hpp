@@ -50,7 +50,12 @@ public:
 
   // -- collectives --------------------------------------------------------------
 
-  /// Reduces `value` across replicas; every replica gets the result.
+  /// Reduces `value` across replicas; every replica gets the result. As in
+  /// TensorFlow, a MEAN of integers over several replicas is a true division
+  /// of their sum, in float64 (int32, int64) or float32 (uint8): 1 and 2
+  /// average to 1.5. The integers are cast to that dtype before the
+  /// collective, so their sum does not wrap around (TensorFlow's does), and a
+  /// mismatch error names that dtype. A SUM keeps the dtype and wraps.
   [[nodiscard]] Tensor all_reduce(ReduceOp op, const Tensor& value);
   /// Reduces a list of tensors in one collective (one message round per replica).
   [[nodiscard]] std::vector<Tensor> all_reduce(ReduceOp op, const std::vector<Tensor>& values);
@@ -87,6 +92,8 @@ private:
 
   [[nodiscard]] std::vector<Tensor> collective(int kind, ReduceOp op, int axis,
                                               const std::vector<Tensor>& values, bool identical_shapes = false);
+  /// collective() for the reducing kinds, with TensorFlow's MEAN of integers.
+  [[nodiscard]] std::vector<Tensor> reduce_values(int kind, ReduceOp op, int axis, const std::vector<Tensor>& values);
   [[nodiscard]] Erased merge_call_erased(Erased args, ErasedMerge merge, const std::type_info& signature);
   /// Every replica gets replica 0's `values` (of the first worker across
   /// workers): how a multi-worker strategy gives every worker the chief's

@@ -76,9 +76,14 @@ public:
   /// worker's value differs from the chief's (worker 0's), every worker
   /// throws Error(failed_precondition) naming the setting, the chief's value
   /// and each differing worker ("worker:1") with its value. On a
-  /// single-worker strategy it compares nothing. Values are compared as
-  /// text: integers in decimal, floating-point values to 17 significant
-  /// digits (bitwise), specs as TensorSpec::to_string / ElementSpec::to_string.
+  /// single-worker strategy it compares nothing. Under ParameterServerStrategy
+  /// across processes every task calls it (the chief, the workers and the
+  /// parameter servers, before Runtime::serve()) and all are compared with the
+  /// chief ("the tasks differ: ... on ps:0"); a worker that rejoins later is
+  /// compared when it calls it, and refused alone if it differs. Values are
+  /// compared as text: integers in decimal, floating-point values as the
+  /// shortest text that reads back bitwise ("0.003"), specs as
+  /// TensorSpec::to_string / ElementSpec::to_string.
   void check_same_across_workers(const std::string& name, const std::string& value);
   void check_same_across_workers(const std::string& name, const char* value) {
     check_same_across_workers(name, std::string(value));
@@ -152,6 +157,11 @@ protected:
   /// How values are combined across replicas and workers; each subclass's
   /// constructor sets it (TensorFlow's CrossDeviceOps of the strategy).
   std::unique_ptr<internal::CrossDeviceOps> cross_device_ops_;
+  /// check_same_across_workers after its context check: throws the agreed
+  /// Error when some worker's settings differ. By default one collective
+  /// across the workers (nothing with one worker); ParameterServerStrategy
+  /// asks its chief, which hears every worker and parameter server.
+  virtual void agree_on_settings(const std::vector<std::pair<std::string, std::string>>& settings);
 
 private:
   friend class VariableColocation;

@@ -104,6 +104,12 @@ public:
   /// Does nothing on a task that is no member.
   void watch_losses(const caf::actor& listener);
 
+  /// Tells every other member that this task's job failed with `job_error`,
+  /// before this task leaves: their verdict on it carries the error
+  /// (TaskLostMsg::job_error). Blocks until each one acknowledged, at most
+  /// about a second (a member that does not answer is not waited for).
+  void say_farewell(const std::string& job_error);
+
 private:
   void join();
   void stop_actors();

@@ -11,6 +11,7 @@
 #include <caf/meta/type_name.hpp>
 #include <caf/type_id.hpp>
 
+#include <troupe/core/bounded_field.hpp>
 #include <troupe/core/type_ids.hpp>
 
 namespace caf {
@@ -59,6 +60,25 @@ typename Inspector::result_type inspect(Inspector& f, NodeLookupMsg& x) {
   return f(caf::meta::type_name("troupe::NodeLookupMsg"), x.name);
 }
 
+/// Task -> the node actor of every other member (request, answered with
+/// true): this task's program is ending because its job failed, and why.
+/// Said before its bye, so that each member's verdict on it
+/// (TaskLostMsg::job_error) names the cause instead of a plain "it shut
+/// down". The receiver takes the sender's rank from the connection it came
+/// on, never from the message.
+struct NodeFarewellMsg {
+  std::string job_error;
+
+  /// An error text, as the coordinator's (max_error_text_bytes).
+  static constexpr size_t max_job_error_bytes = 64 * 1024;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, NodeFarewellMsg& x) {
+  return f(caf::meta::type_name("troupe::NodeFarewellMsg"),
+           bounded(x.job_error, NodeFarewellMsg::max_job_error_bytes, "a farewell's job error"));
+}
+
 /// Registers the core types and the cluster messages with `cfg` (every
 /// process of a cluster must: CAF drops unregistered remote messages).
 void add_cluster_types(caf::actor_system_config& cfg);
@@ -68,4 +88,5 @@ void add_cluster_types(caf::actor_system_config& cfg);
 CAF_BEGIN_TYPE_ID_BLOCK(troupe_cluster, caf::id_block::troupe_core::end)
   CAF_ADD_TYPE_ID(troupe_cluster, (troupe::internal::HelloMsg))
   CAF_ADD_TYPE_ID(troupe_cluster, (troupe::internal::NodeLookupMsg))
+  CAF_ADD_TYPE_ID(troupe_cluster, (troupe::internal::NodeFarewellMsg))
 CAF_END_TYPE_ID_BLOCK(troupe_cluster)

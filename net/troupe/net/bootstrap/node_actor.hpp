@@ -60,6 +60,13 @@ struct NodePublishMsg {
   caf::actor actor;
 };
 
+/// Edge -> node (request, answered with true once every peer acknowledged,
+/// or after `wait`): send every member NodeFarewellMsg{job_error}.
+struct NodeSayFarewellMsg {
+  std::string job_error;
+  caf::timespan wait;
+};
+
 /// The group id under which the node actor registers with the data plane
 /// (LinkRegisterMsg) to hear its verdicts on chief and worker tasks; no
 /// collective group uses it (theirs count up from 0 and from 2^32).
@@ -127,6 +134,11 @@ public:
   void on_exit() override;
   [[nodiscard]] const char* name() const override { return "troupe.node"; }
 
+  /// The code of a hello's refusal when the process has another cluster token
+  /// or spec (other refusals are invalid_argument): the refused process then
+  /// presents itself to the other members, who fail at once naming the cause.
+  static constexpr Errc other_cluster_refusal = Errc::failed_precondition;
+
 private:
   caf::result<HelloMsg> on_hello(const HelloMsg& hello);
   void take_back(const HelloMsg& hello);
@@ -138,6 +150,7 @@ private:
   [[nodiscard]] std::string missing_tasks() const;
   [[nodiscard]] std::optional<RankHolder> holder_of(int rank) const;
   void decide(int rank, std::string why, bool left);
+  caf::result<bool> on_say_farewell(const NodeSayFarewellMsg& msg);
   caf::result<caf::actor> on_lookup(const NodeLookupMsg& msg);
 
   NodeSetup setup_;
@@ -154,6 +167,7 @@ private:
   std::vector<std::string> refused_;
   std::vector<caf::actor> watchers_;
   std::map<int, TaskLostMsg> verdicts_; ///< by member index, for watchers that come later
+  std::map<int, std::string> farewells_; ///< job errors members said before leaving
   std::map<std::string, caf::actor> published_;
   /// Lookups of names not published yet, answered when they are.
   std::multimap<std::string, caf::response_promise> lookups_;
@@ -169,3 +183,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeDoomedMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeWatchMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodePublishMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeRejoinedMsg)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeSayFarewellMsg)

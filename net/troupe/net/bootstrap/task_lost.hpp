@@ -16,6 +16,9 @@ struct TaskLostMsg {
   std::string task;
   std::string why;
   bool left = false;
+  /// Set when the task said, before it left, that its job failed
+  /// (ClusterNode::say_farewell): the error it ended with.
+  std::string job_error;
 };
 
 } // namespace troupe::internal

@@ -1,4 +1,4 @@
-#include <troupe/strategies/settings_agreement.hpp>
+#include <troupe/actors/settings_agreement.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -105,7 +105,7 @@ Settings decode_settings(const std::string& bytes, const std::string& from) {
 }
 
 void require_same_settings(const std::vector<WorkerSettings>& workers, const std::string& what,
-                           const std::string& fix) {
+                           const std::string& fix, const std::string& who) {
   if (workers.size() < 2)
     return;
   // Every name any worker gave, the chief's first, in the order given.
@@ -128,7 +128,7 @@ void require_same_settings(const std::vector<WorkerSettings>& workers, const std
                      + workers.front().task + ", but " + others;
   }
   if (!differences.empty())
-    fail(Errc::failed_precondition, what + ": the workers differ: " + differences + ". " + fix);
+    fail(Errc::failed_precondition, what + ": the " + who + " differ: " + differences + ". " + fix);
 }
 
 } // namespace troupe::internal

@@ -1,6 +1,7 @@
 #pragma once
 
-// Comparing named settings across workers (internal: not installed).
+// Comparing named settings across workers (internal: not installed):
+// MultiWorkerMirroredStrategy's agreement and the parameter-server cluster's.
 
 #include <string>
 #include <utility>
@@ -26,11 +27,12 @@ struct WorkerSettings {
 [[nodiscard]] Settings decode_settings(const std::string& bytes, const std::string& from);
 
 /// Throws Error(failed_precondition) when a worker's value of some setting
-/// differs from the first worker's (the chief's): "<what>: <name> is <v0> on
-/// worker:0, but <v1> on worker:1; ... <fix>", naming every differing
-/// setting, worker and value. Every worker gets the same lists, so every
-/// worker throws the same text.
+/// differs from the first worker's (the chief's): "<what>: the <who> differ:
+/// <name> is <v0> on worker:0, but <v1> on worker:1; ... <fix>", naming every
+/// differing setting, worker and value. Every worker gets the same lists, so
+/// every worker throws the same text. `who`: "workers", or "tasks" where
+/// parameter servers take part.
 void require_same_settings(const std::vector<WorkerSettings>& workers, const std::string& what,
-                           const std::string& fix);
+                           const std::string& fix, const std::string& who = "workers");
 
 } // namespace troupe::internal

@@ -1,0 +1,58 @@
+#include <troupe/net/bootstrap/node_dial.hpp>
+
+#include <chrono>
+#include <set>
+
+#include <unistd.h>
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+#include <caf/io/basp_broker.hpp>
+
+#include <troupe/net/link/tcp_dial.hpp>
+
+namespace troupe::internal {
+
+caf::expected<caf::actor> dial_node(caf::actor_system& system, const std::string& host, uint16_t port,
+                                    caf::timespan timeout) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + timeout;
+  auto dialed = dial_tcp(host, port, std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+  if (dialed.fd < 0)
+    return caf::make_error(caf::sec::cannot_connect_to_node, "cannot connect to " + host + ":" + std::to_string(port)
+                                                               + ": " + dialed.error);
+  if (Clock::now() >= deadline) {
+    ::close(dialed.fd);
+    return caf::make_error(caf::sec::connection_timeout, "connecting to " + host + ":" + std::to_string(port)
+                                                           + " took the whole time given; no time was left for "
+                                                             "CAF's handshake");
+  }
+  auto& middleman = system.middleman();
+  // The middleman made its BASP broker when it started; this finds it.
+  auto basp = middleman.named_broker<caf::io::basp_broker>(caf::atom("BASP"));
+  auto scribe = middleman.backend().new_scribe(dialed.fd);
+  const auto left = std::max(caf::timespan{std::chrono::milliseconds(1)},
+                             std::chrono::duration_cast<caf::timespan>(deadline - Clock::now()));
+  caf::scoped_actor self{system};
+  caf::expected<caf::actor> result{caf::make_error(caf::sec::cannot_connect_to_node)};
+  self->request(basp, left, caf::connect_atom::value, std::move(scribe), port)
+    .receive(
+      [&](caf::node_id&, caf::strong_actor_ptr& published, std::set<std::string>&) {
+        if (published)
+          result = caf::actor_cast<caf::actor>(std::move(published));
+        else
+          result = caf::make_error(caf::sec::no_actor_published_at_port,
+                                   "nothing is published at " + host + ":" + std::to_string(port));
+      },
+      [&](caf::error& e) {
+        if (e == caf::sec::request_timeout)
+          result = caf::make_error(caf::sec::connection_timeout,
+                                   host + ":" + std::to_string(port)
+                                     + " accepted the connection but never completed CAF's handshake");
+        else
+          result = std::move(e);
+      });
+  return result;
+}
+
+} // namespace troupe::internal
