@@ -85,6 +85,8 @@ void add_ps_settings_types(caf::actor_system_config& cfg);
 
 } // namespace troupe::internal
 
+// Local only: the chief's call carries a slot its thread waits on, and the
+// deadline is the actor's own timer; neither ever crosses a process.
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::PsSettingsChiefMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::PsSettingsDeadlineMsg)
 

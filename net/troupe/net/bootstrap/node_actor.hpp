@@ -183,4 +183,6 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeDoomedMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeWatchMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodePublishMsg)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeRejoinedMsg)
+// Local only: the edge asks its own node; the node sends the peers the
+// inspectable NodeFarewellMsg (cluster_types.hpp).
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeSayFarewellMsg)
