@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <sys/socket.h>
+
+#include <troupe/net/free_port.hpp>
 #include <unistd.h>
 
 namespace troupe::testing {
@@ -13,9 +15,11 @@ LoopbackSocket bind_loopback_socket() {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  socklen_t len = sizeof addr;
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  // Below the ephemeral range, where no outgoing connection takes the port
+  // between this probe and the process that binds it.
+  const uint16_t port = internal::bind_free_port(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  REQUIRE(port != 0);
+  addr.sin_port = htons(port);
   return {fd, addr};
 }
 

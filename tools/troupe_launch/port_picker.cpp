@@ -9,6 +9,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <troupe/net/free_port.hpp>
+
 namespace troupe::launch {
 
 namespace {
@@ -17,24 +19,23 @@ struct AddrInfoDeleter {
   void operator()(addrinfo* info) const noexcept { ::freeaddrinfo(info); }
 };
 
-// Binds a new socket to port 0 on one of `candidates`; returns the socket and its port.
+// Binds a new socket to a free port on one of `candidates` (below the
+// ephemeral range: internal::bind_free_port); returns the socket and its port.
 std::pair<UniqueFd, uint16_t> bind_any_port(const std::string& host, const addrinfo* candidates) {
   int last_errno = 0;
   for (const addrinfo* ai = candidates; ai != nullptr; ai = ai->ai_next) {
     UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
-    if (!fd.valid() || ::bind(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
+    if (!fd.valid()) {
       last_errno = errno;
       continue;
     }
-    sockaddr_storage bound{};
-    socklen_t length = sizeof bound;
-    if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&bound), &length) != 0) {
+    sockaddr_storage address{};
+    std::memcpy(&address, ai->ai_addr, ai->ai_addrlen);
+    const uint16_t port = internal::bind_free_port(fd.get(), reinterpret_cast<sockaddr*>(&address), ai->ai_addrlen);
+    if (port == 0) {
       last_errno = errno;
       continue;
     }
-    const uint16_t port = bound.ss_family == AF_INET6
-                            ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
-                            : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
     return {std::move(fd), port};
   }
   throw std::runtime_error(

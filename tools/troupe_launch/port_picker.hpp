@@ -11,10 +11,12 @@ namespace troupe::launch {
 
 /// Free TCP ports on one host, held by bound sockets until release().
 ///
-/// Each port comes from binding a socket to port 0 and reading back what the
-/// kernel chose. All sockets stay open until every port is picked, so the
-/// ports are distinct; release() closes them just before the tasks start,
-/// which leaves a short window in which another process may take a port.
+/// Each port comes from binding a socket to a free port below the kernel's
+/// ephemeral range (internal::bind_free_port), which no outgoing connection
+/// takes as its local end. All sockets stay open until every port is picked,
+/// so the ports are distinct; release() closes them just before the tasks
+/// start, which leaves a short window in which only another bind could take
+/// a port.
 class PortPicker {
 public:
   /// Picks `count` ports on `host` (a name or address of this machine).
