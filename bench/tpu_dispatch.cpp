@@ -52,7 +52,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include <troupe/actors/step_source.hpp>
+#include <troupe/actors/replicas/step_source.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/troupe.hpp>
 

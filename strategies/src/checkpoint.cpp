@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <troupe/actors/worker_context.hpp>
+#include <troupe/actors/ps/worker_context.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/crc32c.hpp>
 #include <troupe/strategies/context_frame.hpp>

@@ -1,11 +1,11 @@
 #include <troupe/strategies/cluster_coordinator.hpp>
 
-#include <troupe/actors/coordinator_handle.hpp>
-#include <troupe/actors/function_registry.hpp>
-#include <troupe/actors/ps_cluster.hpp>
+#include <troupe/actors/ps/coordinator_handle.hpp>
+#include <troupe/actors/ps/function_registry.hpp>
+#include <troupe/actors/ps/ps_cluster.hpp>
 #include <troupe/actors/runtime.hpp>
-#include <troupe/actors/runtime_impl.hpp>
-#include <troupe/actors/worker_context.hpp>
+#include <troupe/actors/modes/runtime_impl.hpp>
+#include <troupe/actors/ps/worker_context.hpp>
 #include <troupe/core/errors.hpp>
 
 namespace troupe {

@@ -5,7 +5,7 @@
 #include <type_traits>
 #include <vector>
 
-#include <troupe/actors/agreement_group.hpp>
+#include <troupe/actors/replicas/agreement_group.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/ops/tensor_ops.hpp>
 #include <troupe/strategies/context_frame.hpp>

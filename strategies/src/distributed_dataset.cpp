@@ -1,6 +1,6 @@
 #include <troupe/strategies/distributed_dataset.hpp>
 
-#include <troupe/actors/input_pipeline.hpp>
+#include <troupe/actors/replicas/input_pipeline.hpp>
 #include <troupe/core/errors.hpp>
 
 namespace troupe {

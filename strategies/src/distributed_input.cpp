@@ -4,7 +4,7 @@
 #include <deque>
 #include <random>
 
-#include <troupe/actors/step_source.hpp>
+#include <troupe/actors/replicas/step_source.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/log.hpp>
 #include <troupe/datasets/agreed_seeds.hpp>

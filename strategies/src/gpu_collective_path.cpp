@@ -1,6 +1,6 @@
 #include <troupe/strategies/gpu_collective_path.hpp>
 
-#include <troupe/actors/gpu_collectives.hpp>
+#include <troupe/actors/gpu/gpu_collectives.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/log.hpp>
 

@@ -1,16 +1,16 @@
 #include <troupe/strategies/local_replicas_extended.hpp>
 
 #include <troupe/net/bootstrap/cluster_node.hpp>
-#include <troupe/actors/agreement_group.hpp>
-#include <troupe/actors/replica_group.hpp>
+#include <troupe/actors/replicas/agreement_group.hpp>
+#include <troupe/actors/replicas/replica_group.hpp>
 #include <troupe/actors/runtime.hpp>
-#include <troupe/actors/runtime_impl.hpp>
+#include <troupe/actors/modes/runtime_impl.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/strategies/cross_device_ops.hpp>
 #include <troupe/strategies/gpu_collective_path.hpp>
 #include <troupe/strategies/replica_context.hpp>
-#include <troupe/actors/settings_agreement.hpp>
+#include <troupe/actors/replicas/settings_agreement.hpp>
 #include <troupe/strategies/strategy.hpp>
 
 namespace troupe::internal {

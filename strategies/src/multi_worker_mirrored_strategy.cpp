@@ -2,7 +2,7 @@
 
 #include <troupe/net/bootstrap/cluster_node.hpp>
 #include <troupe/actors/runtime.hpp>
-#include <troupe/actors/runtime_impl.hpp>
+#include <troupe/actors/modes/runtime_impl.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/log.hpp>
 #include <troupe/core/nccl_backend.hpp>

@@ -1,10 +1,10 @@
 #include <troupe/strategies/parameter_server_extended.hpp>
 
-#include <troupe/actors/ps_cluster.hpp>
+#include <troupe/actors/ps/ps_cluster.hpp>
 #include <troupe/actors/runtime.hpp>
-#include <troupe/actors/runtime_impl.hpp>
-#include <troupe/actors/settings_agreement.hpp>
-#include <troupe/actors/worker_context.hpp>
+#include <troupe/actors/modes/runtime_impl.hpp>
+#include <troupe/actors/replicas/settings_agreement.hpp>
+#include <troupe/actors/ps/worker_context.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/strategies/cross_device_ops.hpp>
 #include <troupe/strategies/local_replicas_extended.hpp>

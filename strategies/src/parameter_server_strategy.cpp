@@ -1,7 +1,7 @@
 #include <troupe/strategies/parameter_server_strategy.hpp>
 
 #include <troupe/actors/runtime.hpp>
-#include <troupe/actors/worker_context.hpp>
+#include <troupe/actors/ps/worker_context.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/strategies/context_frame.hpp>
 #include <troupe/strategies/parameter_server_extended.hpp>

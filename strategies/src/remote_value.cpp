@@ -2,9 +2,9 @@
 
 #include <string>
 
-#include <troupe/actors/coordinator_messages.hpp>
-#include <troupe/actors/ps_cluster.hpp>
-#include <troupe/actors/runtime_impl.hpp>
+#include <troupe/actors/ps/coordinator_messages.hpp>
+#include <troupe/actors/ps/ps_cluster.hpp>
+#include <troupe/actors/modes/runtime_impl.hpp>
 
 namespace troupe::internal {
 

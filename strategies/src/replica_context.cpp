@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include <troupe/actors/replica_handle.hpp>
+#include <troupe/actors/replicas/replica_handle.hpp>
 #include <troupe/ops/tensor_ops.hpp>
 #include <troupe/strategies/strategy.hpp>
 #include <troupe/strategies/strategy_extended.hpp>

@@ -1,7 +1,7 @@
 #include <troupe/strategies/sharded_variable.hpp>
 #include <troupe/strategies/sharded_variable_factory.hpp>
 
-#include <troupe/actors/request_error.hpp>
+#include <troupe/actors/runtime/request_error.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -11,9 +11,9 @@
 
 #include <caf/all.hpp>
 
-#include <troupe/actors/completion.hpp>
-#include <troupe/actors/runtime_impl.hpp>
-#include <troupe/actors/worker_context.hpp>
+#include <troupe/actors/runtime/completion.hpp>
+#include <troupe/actors/modes/runtime_impl.hpp>
+#include <troupe/actors/ps/worker_context.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/type_ids.hpp>

@@ -11,7 +11,7 @@
 #include <troupe/strategies/context_frame.hpp>
 #include <troupe/strategies/cross_device_ops.hpp>
 #include <troupe/strategies/replica_context.hpp>
-#include <troupe/actors/settings_agreement.hpp>
+#include <troupe/actors/replicas/settings_agreement.hpp>
 #include <troupe/strategies/strategy.hpp>
 #include <troupe/strategies/variable_state.hpp>
 

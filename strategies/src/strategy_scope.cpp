@@ -1,6 +1,6 @@
 #include <troupe/strategies/strategy_scope.hpp>
 
-#include <troupe/actors/replica_handle.hpp>
+#include <troupe/actors/replicas/replica_handle.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/strategies/default_strategy.hpp>
 #include <troupe/strategies/strategy.hpp>

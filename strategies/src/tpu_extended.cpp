@@ -1,7 +1,7 @@
 #include <troupe/strategies/tpu_extended.hpp>
 
 #include <troupe/actors/runtime.hpp>
-#include <troupe/actors/runtime_impl.hpp>
+#include <troupe/actors/modes/runtime_impl.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/net/bootstrap/cluster_node.hpp>
 #include <troupe/strategies/context_frame.hpp>

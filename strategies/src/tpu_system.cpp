@@ -1,7 +1,7 @@
 #include <troupe/strategies/tpu_system.hpp>
 
 #include <troupe/actors/runtime.hpp>
-#include <troupe/actors/runtime_impl.hpp>
+#include <troupe/actors/modes/runtime_impl.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/log.hpp>
 #include <troupe/net/cluster_resolver.hpp>

@@ -15,8 +15,8 @@
 
 #include <caf/all.hpp>
 
-#include <troupe/actors/coordinator_handle.hpp>
-#include <troupe/actors/runtime_impl.hpp>
+#include <troupe/actors/ps/coordinator_handle.hpp>
+#include <troupe/actors/modes/runtime_impl.hpp>
 #include <troupe/strategies/remote_value.hpp>
 
 #include "support/error_code_of.hpp"

@@ -13,8 +13,8 @@
 #include <caf/binary_deserializer.hpp>
 #include <caf/binary_serializer.hpp>
 
-#include <troupe/actors/coordinator_messages.hpp>
-#include <troupe/actors/runtime_impl.hpp>
+#include <troupe/actors/ps/coordinator_messages.hpp>
+#include <troupe/actors/modes/runtime_impl.hpp>
 #include <troupe/troupe.hpp>
 
 #include "support/wire_system.hpp"

@@ -9,9 +9,9 @@
 #include <numeric>
 #include <vector>
 
-#include <troupe/actors/gpu_device_memory.hpp>
-#include <troupe/actors/gpu_devices.hpp>
-#include <troupe/actors/runtime_impl.hpp>
+#include <troupe/actors/gpu/gpu_device_memory.hpp>
+#include <troupe/actors/gpu/gpu_devices.hpp>
+#include <troupe/actors/modes/runtime_impl.hpp>
 #include <troupe/core/gpu_backend.hpp>
 #include <troupe/troupe.hpp>
 

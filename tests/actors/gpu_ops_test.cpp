@@ -9,7 +9,7 @@
 #include <cmath>
 #include <vector>
 
-#include <troupe/actors/gpu_device_memory.hpp>
+#include <troupe/actors/gpu/gpu_device_memory.hpp>
 #include <troupe/ops/gpu_kernels.hpp>
 #include <troupe/troupe.hpp>
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include <troupe/actors/fiber_waiter.hpp>
+#include <troupe/actors/fibers/fiber_waiter.hpp>
 #include <troupe/troupe.hpp>
 
 #include "support/emulated_gpus.hpp"

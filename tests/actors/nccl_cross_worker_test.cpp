@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <troupe/actors/nccl_announcement.hpp>
+#include <troupe/actors/gpu/nccl_announcement.hpp>
 
 #include "support/emulated_gpus.hpp"
 #include "support/error_code_of.hpp"

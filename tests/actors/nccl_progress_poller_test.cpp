@@ -8,7 +8,7 @@
 #include <future>
 #include <memory>
 
-#include <troupe/actors/nccl_progress_poller.hpp>
+#include <troupe/actors/gpu/nccl_progress_poller.hpp>
 
 #include "support/emulated_gpus.hpp"
 

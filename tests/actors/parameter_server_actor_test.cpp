@@ -14,9 +14,9 @@
 #include <variant>
 #include <vector>
 
-#include <troupe/actors/completion.hpp>
-#include <troupe/actors/parameter_server_actor.hpp>
-#include <troupe/actors/runtime_impl.hpp>
+#include <troupe/actors/runtime/completion.hpp>
+#include <troupe/actors/ps/parameter_server_actor.hpp>
+#include <troupe/actors/modes/runtime_impl.hpp>
 #include <troupe/troupe.hpp>
 
 #include "support/runtime_modes.hpp"

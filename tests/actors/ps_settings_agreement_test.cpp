@@ -16,9 +16,9 @@
 #include <caf/binary_deserializer.hpp>
 #include <caf/binary_serializer.hpp>
 
-#include <troupe/actors/ps_settings_agreement.hpp>
-#include <troupe/actors/ps_settings_messages.hpp>
-#include <troupe/actors/settings_agreement.hpp>
+#include <troupe/actors/ps/ps_settings_agreement.hpp>
+#include <troupe/actors/ps/ps_settings_messages.hpp>
+#include <troupe/actors/replicas/settings_agreement.hpp>
 #include <troupe/net/bootstrap/task_joined.hpp>
 #include <troupe/net/bootstrap/task_lost.hpp>
 #include <troupe/troupe.hpp>

@@ -6,7 +6,7 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/io/middleman.hpp>
 
-#include <troupe/actors/scheduler_config.hpp>
+#include <troupe/actors/modes/scheduler_config.hpp>
 #include <troupe/net/simple_cluster_resolver.hpp>
 
 using troupe::ClusterSpec;
@@ -22,7 +22,7 @@ TEST_CASE("cluster tasks deserialize remote messages on the I/O thread, without 
   auto cfg = troupe::internal::make_config();
   troupe::internal::configure_scheduler(*cfg, {});
   troupe::internal::configure_cluster_scheduler(*cfg, {}, resolver);
-  // The runtime's order (actors/src/runtime_impl.cpp): the middleman is loaded after.
+  // The runtime's order (actors/src/modes/runtime_impl.cpp): the middleman is loaded after.
   cfg->load<caf::io::middleman>();
   caf::actor_system system{*cfg};
   // What CAF's BASP broker reads when it creates its workers.

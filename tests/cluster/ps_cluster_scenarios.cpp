@@ -9,7 +9,7 @@
 #include <caf/all.hpp>
 
 #include <troupe/actors/runtime.hpp>
-#include <troupe/actors/runtime_impl.hpp>
+#include <troupe/actors/modes/runtime_impl.hpp>
 #include <troupe/net/bootstrap/cluster_node.hpp>
 
 namespace troupe::testing {

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <vector>
 
-#include <troupe/actors/gpu_device_memory.hpp>
+#include <troupe/actors/gpu/gpu_device_memory.hpp>
 #include <troupe/core/device_memory.hpp>
 #include <troupe/core/gpu_backend.hpp>
 #include <troupe/troupe.hpp>

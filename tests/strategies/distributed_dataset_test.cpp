@@ -7,7 +7,7 @@
 
 #include <support/error_code_of.hpp>
 #include <support/runtime_modes.hpp>
-#include <troupe/actors/runtime_impl.hpp>
+#include <troupe/actors/modes/runtime_impl.hpp>
 
 using namespace troupe;
 using Catch::Matchers::Contains;

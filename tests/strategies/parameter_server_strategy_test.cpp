@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include <troupe/actors/completion.hpp>
-#include <troupe/actors/coordinator_handle.hpp>
-#include <troupe/actors/ps_cluster.hpp>
-#include <troupe/actors/runtime_impl.hpp>
-#include <troupe/actors/worker_context.hpp>
+#include <troupe/actors/runtime/completion.hpp>
+#include <troupe/actors/ps/coordinator_handle.hpp>
+#include <troupe/actors/ps/ps_cluster.hpp>
+#include <troupe/actors/modes/runtime_impl.hpp>
+#include <troupe/actors/ps/worker_context.hpp>
 #include <troupe/troupe.hpp>
 
 #include "support/error_code_of.hpp"

@@ -3,8 +3,8 @@
 
 #include <catch2/catch.hpp>
 
-#include <troupe/actors/agreement_group.hpp>
-#include <troupe/actors/settings_agreement.hpp>
+#include <troupe/actors/replicas/agreement_group.hpp>
+#include <troupe/actors/replicas/settings_agreement.hpp>
 #include <troupe/troupe.hpp>
 
 #include "support/error_code_of.hpp"

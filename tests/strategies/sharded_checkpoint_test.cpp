@@ -18,8 +18,8 @@
 
 #include <catch2/catch.hpp>
 
-#include <troupe/actors/ps_cluster.hpp>
-#include <troupe/actors/runtime_impl.hpp>
+#include <troupe/actors/ps/ps_cluster.hpp>
+#include <troupe/actors/modes/runtime_impl.hpp>
 #include <troupe/troupe.hpp>
 
 #include "support/error_code_of.hpp"

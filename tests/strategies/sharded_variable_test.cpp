@@ -12,8 +12,8 @@
 
 #include <caf/all.hpp>
 
-#include <troupe/actors/parameter_server_actor.hpp>
-#include <troupe/actors/runtime_impl.hpp>
+#include <troupe/actors/ps/parameter_server_actor.hpp>
+#include <troupe/actors/modes/runtime_impl.hpp>
 #include <troupe/strategies/sharded_variable.hpp>
 #include <troupe/strategies/sharded_variable_factory.hpp>
 #include <troupe/troupe.hpp>

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include <troupe/actors/runtime.hpp>
-#include <troupe/actors/runtime_impl.hpp>
+#include <troupe/actors/modes/runtime_impl.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/net/tpu_cluster_resolver.hpp>
 #include <troupe/strategies/device_assignment.hpp>

@@ -12,10 +12,10 @@
 
 #include <caf/all.hpp>
 
-#include <troupe/actors/replica_group.hpp>
-#include <troupe/actors/replica_handle.hpp>
-#include <troupe/actors/run_job.hpp>
-#include <troupe/actors/runtime_impl.hpp>
+#include <troupe/actors/replicas/replica_group.hpp>
+#include <troupe/actors/replicas/replica_handle.hpp>
+#include <troupe/actors/replicas/run_job.hpp>
+#include <troupe/actors/modes/runtime_impl.hpp>
 #include <troupe/net/link/sim_link_actor.hpp>
 #include <troupe/troupe.hpp>
 

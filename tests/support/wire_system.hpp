@@ -7,9 +7,9 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
-#include <troupe/actors/coordinator_messages.hpp>
-#include <troupe/actors/parameter_server_messages.hpp>
-#include <troupe/actors/ps_settings_messages.hpp>
+#include <troupe/actors/ps/coordinator_messages.hpp>
+#include <troupe/actors/ps/parameter_server_messages.hpp>
+#include <troupe/actors/ps/ps_settings_messages.hpp>
 #include <troupe/net/bootstrap/cluster_types.hpp>
 
 namespace troupe::testing {

@@ -11,7 +11,7 @@
 
 #include <caf/actor.hpp>
 
-#include <troupe/actors/parameter_server_messages.hpp>
+#include <troupe/actors/ps/parameter_server_messages.hpp>
 #include <troupe/actors/runtime.hpp>
 #include <troupe/strategies/partitioners.hpp>
 #include <troupe/strategies/round_robin_placement.hpp>

@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include <troupe/actors/step_source.hpp>
+#include <troupe/actors/replicas/step_source.hpp>
 
 namespace troupe::internal {
 

@@ -1,0 +1,202 @@
+#include <troupe/actors/ps/worker_actor.hpp>
+
+#include <boost/context/protected_fixedsize_stack.hpp>
+#include <caf/all.hpp>
+
+#include <troupe/actors/ps/function_registry.hpp>
+#include <troupe/actors/replicas/replica_handle.hpp>
+#include <troupe/actors/modes/runtime_impl.hpp>
+#include <troupe/core/denormals.hpp>
+#include <troupe/core/log.hpp>
+
+#include <utility>
+
+namespace troupe::internal {
+
+namespace {
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names)
+    out += (out.empty() ? "" : ", ") + ("'" + n + "'");
+  return out.empty() ? "none" : out;
+}
+
+/// The answer for an attempt that could not run.
+ClosureFinishedMsg failed_attempt(const RunClosureMsg& msg, Errc code, std::string error) {
+  ClosureFinishedMsg reply;
+  reply.id = msg.id;
+  reply.attempt = msg.attempt;
+  reply.ok = false;
+  reply.code = code;
+  reply.error = std::move(error);
+  return reply;
+}
+
+/// The function's code runs in the default context (no strategy frame), and
+/// with this worker's context current, whatever the thread had installed.
+class ClosureGuard {
+public:
+  ClosureGuard(WorkerContext* context, FiberWaiter* waiter)
+    : frame_(current_frame()), context_(context), waiter_(waiter) {
+    set_current_frame(nullptr);
+  }
+  ~ClosureGuard() { set_current_frame(frame_); }
+  ClosureGuard(const ClosureGuard&) = delete;
+  ClosureGuard& operator=(const ClosureGuard&) = delete;
+
+private:
+  void* frame_;
+  WorkerContext::Installer context_;
+  FiberWaiter::Installer waiter_;
+};
+
+} // namespace
+
+WorkerActor::WorkerActor(caf::actor_config& cfg, std::shared_ptr<WorkerContext> context, std::size_t stack_bytes)
+  : caf::event_based_actor(cfg), context_(std::move(context)), stack_bytes_(stack_bytes) {
+}
+
+WorkerActor::~WorkerActor() = default;
+
+caf::behavior WorkerActor::make_behavior() {
+  // No handler lets an exception escape: it would kill this actor and leave
+  // its closure to the coordinator's loss detection.
+  return {
+    [this](RunClosureMsg& msg) { start(msg); },
+    [this](FiberWakeMsg) {
+      if (unpark())
+        resume_fiber();
+    },
+    [this](WorkerZombieMsg) {
+      zombie_ = true;
+      if (!running_)
+        quit();
+    },
+  };
+}
+
+void WorkerActor::on_exit() {
+  // Unwinds a suspended function's stack while this actor still exists.
+  user_ = boost::context::fiber{};
+}
+
+void WorkerActor::start(RunClosureMsg& msg) {
+  if (zombie_)
+    return;
+  if (running_) {
+    // The coordinator hands a worker one closure at a time: a second one is
+    // a broken protocol, answered as that closure's failure.
+    send(msg.coordinator, failed_attempt(msg, Errc::internal,
+                                         "worker " + context_->name() + " got closure " + std::to_string(msg.id)
+                                           + " while running closure " + std::to_string(running_->msg.id)));
+    return;
+  }
+  if (!user_) {
+    try {
+      create_fiber();
+    } catch (const std::exception& e) {
+      send(msg.coordinator, failed_attempt(msg, Errc::internal,
+                                           "worker " + context_->name() + " cannot create its fiber ("
+                                             + std::to_string(stack_bytes_)
+                                             + " bytes of stack, TROUPE_FIBER_STACK_KIB): " + e.what()));
+      return;
+    }
+  }
+  context_->begin_attempt(AttemptId{msg.id, msg.attempt});
+  running_.emplace();
+  running_->msg = std::move(msg);
+  finished_ = false;
+  resume_fiber();
+}
+
+void WorkerActor::create_fiber() {
+  boost::context::protected_fixedsize_stack stack(stack_bytes_);
+  user_ = boost::context::fiber(std::allocator_arg, stack, [this](boost::context::fiber&& caller) {
+    caller_ = std::move(caller);
+    flush_denormals_on_this_thread();
+    for (;;) {
+      run_closure(*running_);
+      finished_ = true;
+      caller_ = std::move(caller_).resume();
+    }
+    return std::move(caller_);
+  });
+}
+
+void WorkerActor::run_closure(Running& running) {
+  const auto& spec = running.msg.spec;
+  try {
+    auto function = FunctionRegistry::process().find(spec.function_name);
+    if (!function && !context_->program_ready().done()) {
+      // Across processes the chief may send a closure before this process's
+      // program has registered its functions: wait until it serves.
+      context_->runtime().wait(context_->program_ready(), "this worker's program to call Runtime::serve()");
+      function = FunctionRegistry::process().find(spec.function_name);
+    }
+    if (!function)
+      fail(Errc::not_found, "function '" + spec.function_name + "' is not registered in worker "
+                              + context_->name() + " (registered: " + joined(FunctionRegistry::process().names())
+                              + "); call troupe::remote_function(\"" + spec.function_name
+                              + "\", fn) in every process of the cluster before the coordinator schedules it");
+    running.value = function->invoke(spec.args);
+    running.ok = true;
+  } catch (const boost::context::detail::forced_unwind&) {
+    throw; // the actor is going away: let Boost unwind this stack
+  } catch (const Error& e) {
+    running.ok = false;
+    running.code = e.code();
+    running.error = e.what();
+  } catch (const std::exception& e) {
+    running.ok = false;
+    running.code = Errc::unknown;
+    running.error = e.what();
+  } catch (...) {
+    running.ok = false;
+    running.code = Errc::unknown;
+    running.error = "a non-standard exception";
+  }
+}
+
+void WorkerActor::resume_fiber() {
+  for (;;) {
+    {
+      ClosureGuard guard(context_.get(), this);
+      user_ = std::move(user_).resume();
+    }
+    if (!waiting())
+      break;
+    // The function waits for a completion: resume when it is set (at once
+    // if it already is).
+    if (park(caf::actor_cast<caf::actor>(this)))
+      return;
+  }
+  if (finished_) {
+    auto running = std::move(*running_);
+    running_.reset();
+    report(running);
+  }
+}
+
+void WorkerActor::report(Running& running) {
+  if (zombie_) {
+    quit();
+    return;
+  }
+  ClosureFinishedMsg reply;
+  reply.id = running.msg.id;
+  reply.attempt = running.msg.attempt;
+  reply.ok = running.ok;
+  reply.value = std::move(running.value);
+  reply.code = running.code;
+  reply.error = std::move(running.error);
+  reply.staged_per_server = context_->staged_per_server();
+  send(running.msg.coordinator, std::move(reply));
+}
+
+void WorkerActor::await(const Completion& done) {
+  wait_for(done);
+  caller_ = std::move(caller_).resume(); // yield to the actor until FiberWakeMsg
+}
+
+} // namespace troupe::internal

@@ -1,0 +1,141 @@
+#include <troupe/actors/ps/worker_context.hpp>
+
+#include <caf/send.hpp>
+
+#include <troupe/actors/modes/runtime_impl.hpp>
+#include <troupe/actors/ps/update_stager.hpp>
+#include <troupe/core/errors.hpp>
+
+namespace troupe::internal {
+
+namespace {
+
+thread_local WorkerContext* tl_context = nullptr;
+
+/// Per-worker resource builders of this process, by id (1, 2, ...).
+struct ResourceBuilders {
+  std::mutex mutex;
+  std::vector<std::pair<std::type_index, WorkerContext::ResourceBuilder>> builders;
+};
+
+ResourceBuilders& resource_builders() {
+  static ResourceBuilders builders;
+  return builders;
+}
+
+} // namespace
+
+WorkerContext::WorkerContext(RuntimeImpl& runtime, int worker_index, std::string name, int num_ps)
+  : runtime_(&runtime), worker_index_(worker_index), name_(std::move(name)),
+    staged_(static_cast<std::size_t>(num_ps)) {
+}
+
+WorkerContext::~WorkerContext() {
+  if (stager_)
+    caf::anon_send_exit(stager_, caf::exit_reason::user_shutdown);
+}
+
+// Out of line on purpose (see current_frame()).
+WorkerContext* WorkerContext::current() noexcept {
+  return tl_context;
+}
+
+WorkerContext::Installer::Installer(WorkerContext* context) noexcept : previous_(tl_context) {
+  tl_context = context;
+}
+
+WorkerContext::Installer::~Installer() {
+  tl_context = previous_;
+}
+
+void WorkerContext::begin_attempt(AttemptId attempt) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  attempt_ = attempt;
+  std::fill(staged_.begin(), staged_.end(), 0u);
+}
+
+AttemptId WorkerContext::attempt() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return attempt_;
+}
+
+void WorkerContext::count_staged(AttemptId attempt, int ps) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (attempt == attempt_)
+    ++staged_.at(static_cast<std::size_t>(ps));
+}
+
+void WorkerContext::stage(std::vector<StageTarget> updates) {
+  if (updates.empty())
+    return;
+  caf::actor stager;
+  AttemptId attempt;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!stager_)
+      stager_ = spawn_update_stager(*runtime_);
+    stager = stager_;
+    attempt = attempt_;
+  }
+  auto slot = std::make_shared<StageSlot>();
+  slot->context = this;
+  slot->attempt = attempt;
+  slot->updates = std::move(updates);
+  slot->pending = slot->updates.size();
+  caf::anon_send(stager, StageUpdatesMsg{slot});
+  runtime_->wait(slot->done, "staging variable updates at the parameter servers");
+  if (slot->failed)
+    fail(slot->code, slot->error);
+}
+
+std::vector<uint32_t> WorkerContext::staged_per_server() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return staged_;
+}
+
+uint64_t WorkerContext::register_resource(std::type_index type, ResourceBuilder builder) {
+  auto& all = resource_builders();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  all.builders.emplace_back(type, std::move(builder));
+  return all.builders.size();
+}
+
+void WorkerContext::shut_down() noexcept {
+  std::map<uint64_t, std::shared_ptr<void>> dropped;
+  caf::actor stager;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    dropped.swap(resources_);
+    stager.swap(stager_);
+  }
+  if (stager)
+    caf::anon_send_exit(stager, caf::exit_reason::user_shutdown);
+}
+
+std::shared_ptr<void> WorkerContext::resource(uint64_t id, std::type_index type, const char* type_name) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = resources_.find(id); it != resources_.end())
+      return it->second;
+  }
+  ResourceBuilder builder;
+  {
+    auto& all = resource_builders();
+    std::lock_guard<std::mutex> lock(all.mutex);
+    if (id == 0 || id > all.builders.size())
+      fail(Errc::not_found, "worker " + name_ + " has no per-worker resource " + std::to_string(id)
+                              + ": this process created " + std::to_string(all.builders.size())
+                              + "; every process of the cluster must create the same per-worker datasets "
+                                "in the same order");
+    if (all.builders[id - 1].first != type)
+      fail(Errc::invalid_argument, "per-worker resource " + std::to_string(id) + " is not a " + type_name
+                                     + "; pass the PerWorker value the function's parameter expects");
+    builder = all.builders[id - 1].second;
+  }
+  // Built outside the lock: building a dataset may wait for actors.
+  auto built = builder(*this);
+  std::lock_guard<std::mutex> lock(mutex_);
+  return resources_.emplace(id, std::move(built)).first->second;
+}
+
+} // namespace troupe::internal

@@ -1,0 +1,73 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <boost/context/fiber.hpp>
+#include <caf/event_based_actor.hpp>
+
+#include <troupe/actors/ps/coordinator_messages.hpp>
+#include <troupe/actors/fibers/fiber_waiter.hpp>
+#include <troupe/actors/ps/worker_context.hpp>
+
+namespace troupe::internal {
+
+/// A parameter-server cluster's test hook: the worker stops reporting, as a
+/// process cut off from the cluster would (the function it runs goes on to
+/// its end, and its late updates are refused by the servers), then exits.
+struct WorkerZombieMsg {};
+
+/// One worker task of a parameter-server cluster: runs the closures the
+/// coordinator hands it, one at a time, each on this actor's fiber.
+///
+/// 1. RunClosureMsg(id, attempt): starts attempt (id, attempt) in its
+///    WorkerContext and resumes the fiber, which finds the function by name in
+///    the process's FunctionRegistry and calls it on the arguments.
+/// 2. A blocking call in the function (a variable read or update on a
+///    parameter server, strategy.run on this worker's replicas, an iterator's
+///    get_next) suspends the fiber (FiberWaiter); FiberWakeMsg resumes it.
+/// 3. When the function returns or throws, the actor answers the coordinator
+///    with ClosureFinishedMsg, carrying how many updates it staged at each
+///    parameter server: the coordinator alone commits them.
+class WorkerActor final : public caf::event_based_actor, public FiberWaiter {
+public:
+  WorkerActor(caf::actor_config& cfg, std::shared_ptr<WorkerContext> context, std::size_t stack_bytes);
+  ~WorkerActor() override;
+
+  caf::behavior make_behavior() override;
+  void on_exit() override;
+  [[nodiscard]] const char* name() const override { return "troupe.worker"; }
+
+  // -- FiberWaiter (called on the fiber) ----------------------------------------
+
+  void await(const Completion& done) override;
+
+private:
+  struct Running {
+    RunClosureMsg msg;
+    bool ok = true;
+    std::vector<uint8_t> value;
+    Errc code = Errc::internal;
+    std::string error;
+  };
+
+  void start(RunClosureMsg& msg);
+  void resume_fiber();
+  void create_fiber();
+  void run_closure(Running& running);
+  void report(Running& running);
+
+  std::shared_ptr<WorkerContext> context_;
+  std::size_t stack_bytes_;
+  boost::context::fiber user_;
+  boost::context::fiber caller_;
+  std::optional<Running> running_;
+  bool finished_ = false;
+  bool zombie_ = false;
+};
+
+} // namespace troupe::internal
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::WorkerZombieMsg)

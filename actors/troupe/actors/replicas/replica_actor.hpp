@@ -1,0 +1,89 @@
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+
+#include <boost/context/fiber.hpp>
+#include <caf/event_based_actor.hpp>
+
+#include <troupe/actors/replicas/collective_group_messages.hpp>
+#include <troupe/actors/fibers/fiber_waiter.hpp>
+#include <troupe/actors/replicas/replica_messages.hpp>
+#include <troupe/actors/replicas/replica_handle.hpp>
+#include <troupe/core/device_spec.hpp>
+
+namespace troupe::internal {
+
+/// What a replica actor is spawned with.
+struct ReplicaSetup {
+  int replica = 0;
+  uint64_t group_id = 0;
+  DeviceSpec device;
+  caf::actor group;
+  void* frame = nullptr;
+  std::size_t stack_bytes = 1024 << 10;
+  /// Collectives of GPU tensors run on host copies (the multi-worker ring,
+  /// where NCCL cannot span the workers); the results go back to the GPU.
+  bool stage_gpu_tensors_through_host = false;
+};
+
+/// One replica of a strategy: an event-based actor that runs the strategy's
+/// per-replica function on a fiber.
+///
+/// 1. RunMsg: the actor resumes its fiber, which calls the function.
+/// 2. A collective inside the function records the request and yields; the
+///    actor sends it to the group as a ContributionMsg and goes back to its
+///    mailbox (it may be asked to reduce a part meanwhile, ReducePartMsg).
+/// 3. CollectiveDoneMsg: the actor resumes the fiber with the result, or the
+///    fiber throws the error inside the function.
+/// 4. A blocking troupe call inside the function (a parameter server's
+///    variable read) suspends the fiber through FiberWaiter until the
+///    completion it waits for is set (FiberWakeMsg).
+/// 5. When the function returns, the actor tells the group how many
+///    collectives it issued (so missing ones fail at once) and reports to the
+///    RunJob. No thread ever blocks; the fiber is reused across runs.
+class ReplicaActor final : public caf::event_based_actor, public ReplicaHandle, public FiberWaiter {
+public:
+  ReplicaActor(caf::actor_config& cfg, ReplicaSetup setup);
+  ~ReplicaActor() override;
+
+  caf::behavior make_behavior() override;
+  void on_exit() override;
+  [[nodiscard]] const char* name() const override { return "troupe.replica"; }
+
+  // -- ReplicaHandle (called on the fiber) -------------------------------------
+
+  [[nodiscard]] int replica_id() const noexcept override { return setup_.replica; }
+  CollectiveResult collective(CollectiveRequest request) override;
+
+  // -- FiberWaiter (called on the fiber) ----------------------------------------
+
+  void await(const Completion& done) override;
+
+private:
+  /// collective() without staging GPU tensors through the host.
+  CollectiveResult collective_as_is(CollectiveRequest request);
+  void start_run(std::shared_ptr<RunJob> job);
+  void on_done(CollectiveDoneMsg& msg);
+  void resume_fiber();
+  void create_fiber();
+
+  ReplicaSetup setup_;
+  boost::context::fiber user_;   // the suspended function side
+  boost::context::fiber caller_; // the actor side, while the function runs
+  std::shared_ptr<RunJob> job_;
+  uint32_t issued_ = 0;
+  // Set by the fiber before it yields.
+  std::shared_ptr<CollectiveRequest> pending_;
+  bool finished_ = false;
+  std::exception_ptr job_error_;
+  // Set by the actor before it resumes the fiber.
+  std::shared_ptr<CollectiveResult> result_;
+  Errc error_code_ = Errc::internal;
+  std::string error_message_;
+  std::exception_ptr error_exception_;
+  CollectiveKey waiting_for_;
+};
+
+} // namespace troupe::internal
