@@ -24,7 +24,7 @@ FOLDERS = ["core", "ops", "net", "datasets", "collectives", "actors", "strategie
 # The concerns inside a folder, lowest first (sub-folder names; "" is a file
 # directly in the folder). An include from a concern to a later one runs back up.
 CONCERNS = {
-    "actors": ["", "runtime", "fibers", "gpu", "replicas", "ps", "modes"],
+    "actors": ["", "fibers", "runtime", "gpu", "replicas", "ps", "modes"],
 }
 SOURCE_EXTENSIONS = (".hpp", ".cpp", ".cu", ".h")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')

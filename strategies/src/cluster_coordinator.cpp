@@ -64,7 +64,7 @@ ClusterCoordinator::ClusterCoordinator(ParameterServerStrategy& strategy)
   internal::CoordinatorOptions options;
   options.parameter_servers = cluster.parameter_servers();
   options.parameter_server_names = cluster.parameter_server_names();
-  impl_->handle = std::make_unique<internal::CoordinatorHandle>(strategy.runtime(), std::move(options));
+  impl_->handle = std::make_unique<internal::CoordinatorHandle>(strategy.runtime().executor(), &cluster, std::move(options));
   cluster.attach_coordinator(impl_->handle->actor());
   impl_->cluster = &cluster;
 }
@@ -74,8 +74,12 @@ ClusterCoordinator::~ClusterCoordinator() {
     impl_->cluster->detach_coordinator();
 }
 
-internal::RuntimeImpl& ClusterCoordinator::runtime_impl() const noexcept {
-  return strategy_->runtime().impl();
+internal::Executor& ClusterCoordinator::executor() const noexcept {
+  return strategy_->runtime().executor();
+}
+
+internal::PsCluster* ClusterCoordinator::ps_cluster() const noexcept {
+  return impl_->cluster;
 }
 
 internal::CoordinatorHandle& ClusterCoordinator::handle(const char* method) const {

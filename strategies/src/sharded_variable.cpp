@@ -11,7 +11,7 @@
 
 #include <caf/all.hpp>
 
-#include <troupe/actors/runtime/completion.hpp>
+#include <troupe/actors/fibers/completion.hpp>
 #include <troupe/actors/modes/runtime_impl.hpp>
 #include <troupe/actors/ps/worker_context.hpp>
 #include <troupe/core/config.hpp>

@@ -155,7 +155,7 @@ struct AttemptRecorder {
 
 RemoteValue<std::string> schedule(CoordinatorHandle& coordinator, const std::string& fn, const std::string& arg) {
   auto closure = coordinator.schedule(ClosureSpec{fn, bytes(arg)});
-  return RemoteValue<std::string>(coordinator.runtime(), closure.id, closure.outcome, text);
+  return RemoteValue<std::string>(coordinator.runtime(), coordinator.cluster(), closure.id, closure.outcome, text);
 }
 
 void release(RuntimeImpl& runtime, const caf::actor& worker) {
@@ -196,7 +196,7 @@ TEST_CASE("coordinator runs scheduled closures on its workers and fetch returns 
   TROUPE_FOR_EACH_RUNTIME_MODE(mode);
   auto rt = troupe::testing::make_runtime(mode, 1);
   auto& runtime = rt->impl();
-  CoordinatorHandle coordinator(*rt, {});
+  CoordinatorHandle coordinator(rt->executor(), nullptr, {});
   ActorGuard actors{runtime, {}};
   for (const char* name : {"w0", "w1"})
     coordinator.add_worker(actors.add(runtime.system().spawn(fake_worker, FakeWorkerScript{name})), name);
@@ -216,7 +216,7 @@ TEST_CASE("coordinator runs scheduled closures on its workers and fetch returns 
 
 TEST_CASE("schedule refuses arguments over the wire's limit at the call and queues nothing", "[actors][coordinator]") {
   auto rt = troupe::testing::make_runtime(troupe::testing::RuntimeMode{}, 1);
-  CoordinatorHandle coordinator(*rt, CoordinatorOptions{});
+  CoordinatorHandle coordinator(rt->executor(), nullptr, CoordinatorOptions{});
   ClosureSpec huge{"echo", std::vector<uint8_t>(max_closure_payload_bytes + 1)};
   CHECK(error_code_of([&] { (void)coordinator.schedule(huge); }) == troupe::Errc::invalid_argument);
   CHECK_THAT(error_message_of([&] { (void)coordinator.schedule(huge); }),
@@ -230,7 +230,7 @@ TEST_CASE("a full closure queue blocks schedule until a worker finishes a closur
   auto& runtime = rt->impl();
   CoordinatorOptions options;
   options.queue_capacity = 2;
-  CoordinatorHandle coordinator(*rt, options);
+  CoordinatorHandle coordinator(rt->executor(), nullptr, options);
   ActorGuard actors{runtime, {}};
   auto worker = actors.add(runtime.system().spawn(fake_worker, FakeWorkerScript{"w0", true}));
   coordinator.add_worker(worker, "w0");
@@ -250,7 +250,7 @@ TEST_CASE("a full closure queue blocks schedule until a worker finishes a closur
   coordinator.join();
   CHECK(a.fetch() == "a@w0#1");
   CHECK(c.fetch() == "c@w0#1");
-  CHECK(text(troupe::internal::fetch_outcome(runtime, *blocked->outcome, blocked->id)) == "d@w0#1");
+  CHECK(text(troupe::internal::fetch_outcome(runtime, nullptr, *blocked->outcome, blocked->id)) == "d@w0#1");
 }
 
 TEST_CASE("the first closure error is raised by the next join once and queued closures are cancelled naming it",
@@ -258,7 +258,7 @@ TEST_CASE("the first closure error is raised by the next join once and queued cl
   TROUPE_FOR_EACH_RUNTIME_MODE(mode);
   auto rt = troupe::testing::make_runtime(mode, 1);
   auto& runtime = rt->impl();
-  CoordinatorHandle coordinator(*rt, {});
+  CoordinatorHandle coordinator(rt->executor(), nullptr, {});
   ActorGuard actors{runtime, {}};
   auto worker = actors.add(runtime.system().spawn(fake_worker, FakeWorkerScript{"w0", true}));
   coordinator.add_worker(worker, "w0");
@@ -284,7 +284,7 @@ TEST_CASE("the first closure error is raised by the next done once", "[actors][c
   TROUPE_FOR_EACH_RUNTIME_MODE(mode);
   auto rt = troupe::testing::make_runtime(mode, 1);
   auto& runtime = rt->impl();
-  CoordinatorHandle coordinator(*rt, {});
+  CoordinatorHandle coordinator(rt->executor(), nullptr, {});
   ActorGuard actors{runtime, {}};
   auto worker = actors.add(runtime.system().spawn(fake_worker, FakeWorkerScript{"w0", true}));
   coordinator.add_worker(worker, "w0");
@@ -301,7 +301,7 @@ TEST_CASE("schedule raises a pending closure error and does not queue its functi
   TROUPE_FOR_EACH_RUNTIME_MODE(mode);
   auto rt = troupe::testing::make_runtime(mode, 1);
   auto& runtime = rt->impl();
-  CoordinatorHandle coordinator(*rt, {});
+  CoordinatorHandle coordinator(rt->executor(), nullptr, {});
   ActorGuard actors{runtime, {}};
   auto worker = actors.add(runtime.system().spawn(fake_worker, FakeWorkerScript{"w0", true}));
   coordinator.add_worker(worker, "w0");
@@ -320,7 +320,7 @@ TEST_CASE("a closure whose worker is lost mid-run reruns first on another worker
   auto& runtime = rt->impl();
   AttemptRecorder recorder(runtime);
   auto options = recorder.options();
-  CoordinatorHandle coordinator(*rt, options);
+  CoordinatorHandle coordinator(rt->executor(), nullptr, options);
   ActorGuard actors{runtime, {}};
   auto frozen = actors.add(runtime.system().spawn(fake_worker, FakeWorkerScript{"w0", true}));
   auto healthy = actors.add(runtime.system().spawn(fake_worker, FakeWorkerScript{"w1", true}));
@@ -356,7 +356,7 @@ TEST_CASE("a frozen worker that rejoins answers its old attempt too late and onl
   auto& runtime = rt->impl();
   AttemptRecorder recorder(runtime);
   auto options = recorder.options();
-  CoordinatorHandle coordinator(*rt, options);
+  CoordinatorHandle coordinator(rt->executor(), nullptr, options);
   ActorGuard actors{runtime, {}};
   auto worker = actors.add(runtime.system().spawn(fake_worker, FakeWorkerScript{"w0", true}));
   coordinator.add_worker(worker, "w0");
@@ -383,7 +383,7 @@ TEST_CASE("closures in flight on a killed worker are rerun and every closure fin
   AttemptRecorder recorder(runtime);
   auto options = recorder.options();
   options.queue_capacity = 4;
-  CoordinatorHandle coordinator(*rt, options);
+  CoordinatorHandle coordinator(rt->executor(), nullptr, options);
   ActorGuard actors{runtime, {}};
   // w0, the first idle worker, takes closure 1 and dies on it; w2 dies on its
   // 2nd closure if the interleaving gives it one.
@@ -423,7 +423,7 @@ TEST_CASE("a worker that joins after every worker was lost gets the queued closu
   TROUPE_FOR_EACH_RUNTIME_MODE(mode);
   auto rt = troupe::testing::make_runtime(mode, 1);
   auto& runtime = rt->impl();
-  CoordinatorHandle coordinator(*rt, {}); // the default no-worker timeout: a minute
+  CoordinatorHandle coordinator(rt->executor(), nullptr, {}); // the default no-worker timeout: a minute
   ActorGuard actors{runtime, {}};
   coordinator.add_worker(actors.add(runtime.system().spawn(fake_worker, FakeWorkerScript{"w0", false, 1})), "w0");
   auto x = schedule(coordinator, "echo", "x");
@@ -441,7 +441,7 @@ TEST_CASE("with no worker alive join schedule and fetch fail naming that instead
   auto& runtime = rt->impl();
   CoordinatorOptions options;
   options.no_worker_timeout = std::chrono::milliseconds(100);
-  CoordinatorHandle coordinator(*rt, options);
+  CoordinatorHandle coordinator(rt->executor(), nullptr, options);
   ActorGuard actors{runtime, {}};
 
   SECTION("no worker ever joined") {
@@ -471,7 +471,7 @@ TEST_CASE("destroying the coordinator cancels every unsettled closure so fetch n
   ActorGuard actors{runtime, {}};
   CoordinatorOptions options;
   options.queue_capacity = 1;
-  auto coordinator = std::make_unique<CoordinatorHandle>(*rt, options);
+  auto coordinator = std::make_unique<CoordinatorHandle>(rt->executor(), nullptr, options);
   auto worker = actors.add(runtime.system().spawn(fake_worker, FakeWorkerScript{"w0", true}));
   coordinator->add_worker(worker, "w0");
   auto running = schedule(*coordinator, "echo", "a"); // held on w0

@@ -284,7 +284,7 @@ struct Cluster {
     options.commit_timeout = request_deadline;
     if (tweak)
       tweak(options);
-    coordinator = std::make_unique<CoordinatorHandle>(*rt, options);
+    coordinator = std::make_unique<CoordinatorHandle>(rt->executor(), nullptr, options);
   }
 
   ~Cluster() {
@@ -322,7 +322,7 @@ struct Cluster {
 
   RemoteValue<std::string> schedule(const std::string& function) {
     auto closure = coordinator->schedule(ClosureSpec{function, {}});
-    return RemoteValue<std::string>(runtime, closure.id, closure.outcome, text);
+    return RemoteValue<std::string>(runtime, nullptr, closure.id, closure.outcome, text);
   }
 
   void thaw(std::size_t worker) {
@@ -589,11 +589,11 @@ TEST_CASE(
   CoordinatorOptions names_mismatch;
   names_mismatch.parameter_servers = {server};
   names_mismatch.parameter_server_names = server_names;
-  CHECK_THAT(error_message_of([&] { CoordinatorHandle coordinator(*rt, names_mismatch); }),
+  CHECK_THAT(error_message_of([&] { CoordinatorHandle coordinator(rt->executor(), nullptr, names_mismatch); }),
              Contains("2 parameter server names for 1 parameter servers"));
   CoordinatorOptions null_server;
   null_server.parameter_servers = {server, caf::actor{}};
-  CHECK(error_code_of([&] { CoordinatorHandle coordinator(*rt, null_server); })
+  CHECK(error_code_of([&] { CoordinatorHandle coordinator(rt->executor(), nullptr, null_server); })
         == Errc::invalid_argument);
   caf::anon_send_exit(server, caf::exit_reason::user_shutdown);
   runtime.drain();

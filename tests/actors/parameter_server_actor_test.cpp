@@ -14,7 +14,7 @@
 #include <variant>
 #include <vector>
 
-#include <troupe/actors/runtime/completion.hpp>
+#include <troupe/actors/fibers/completion.hpp>
 #include <troupe/actors/ps/parameter_server_actor.hpp>
 #include <troupe/actors/modes/runtime_impl.hpp>
 #include <troupe/troupe.hpp>

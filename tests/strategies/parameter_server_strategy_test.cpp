@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include <troupe/actors/runtime/completion.hpp>
+#include <troupe/actors/fibers/completion.hpp>
 #include <troupe/actors/ps/coordinator_handle.hpp>
 #include <troupe/actors/ps/ps_cluster.hpp>
 #include <troupe/actors/modes/runtime_impl.hpp>
@@ -310,7 +310,7 @@ TEST_CASE("a NaN gradient caught by check_numerics fails its function naming the
 TEST_CASE("a worker told to run a function this process never registered fails it naming the function",
           "[strategies][parameter_server]") {
   Runtime rt(LocalCluster{.workers = 1, .ps = 1});
-  internal::CoordinatorHandle handle(rt, {});
+  internal::CoordinatorHandle handle(rt.executor(), rt.impl().ps_cluster(), {});
   rt.impl().ps_cluster()->attach_coordinator(handle.actor());
   auto closure = handle.schedule(internal::ClosureSpec{"ps_test_never_registered", {}});
   CHECK_THAT(error_message_of([&] { handle.join(); }),

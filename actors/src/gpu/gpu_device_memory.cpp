@@ -3,13 +3,13 @@
 #include <caf/all.hpp>
 
 #include <troupe/actors/gpu/gpu_device_actor.hpp>
-#include <troupe/actors/modes/runtime_impl.hpp>
+#include <troupe/actors/runtime/executor.hpp>
 #include <troupe/core/errors.hpp>
 
 namespace troupe::internal {
 
 GpuDeviceMemory::GpuDeviceMemory(std::string name, int gpu, std::unique_ptr<CachingDeviceAllocator> allocator,
-                                 RuntimeImpl& runtime, caf::actor device_actor)
+                                 Executor& runtime, caf::actor device_actor)
   : name_(std::move(name)), gpu_(gpu), allocator_(std::move(allocator)), runtime_(&runtime),
     device_actor_(std::move(device_actor)) {
   // Blocks go back to the driver only once the kernels sent before are on the
@@ -72,7 +72,7 @@ void GpuDeviceMemory::launch(const char* what, std::function<void(const GpuLaunc
 
 void GpuDeviceMemory::launch_and_confirm(const char* what, std::function<void(const GpuLaunchContext&)> enqueue) {
   GpuTransfer confirm;
-  RuntimeImpl* runtime = nullptr;
+  Executor* runtime = nullptr;
   {
     std::lock_guard<std::mutex> guard{mutex_};
     runtime = runtime_;
@@ -92,7 +92,7 @@ void GpuDeviceMemory::nccl(NcclGroupMsg group) {
   auto handoff = std::make_shared<HandOff>();
   group.handoff = handoff;
   const std::string what = group.what;
-  RuntimeImpl* runtime = nullptr;
+  Executor* runtime = nullptr;
   {
     std::lock_guard<std::mutex> guard{mutex_};
     runtime = runtime_;
@@ -144,7 +144,7 @@ void GpuDeviceMemory::run(GpuTransfer::Kind kind, void* dst, const void* src, st
   transfer.src = src;
   transfer.bytes = bytes;
   transfer.src_gpu = src_gpu;
-  RuntimeImpl* runtime = nullptr;
+  Executor* runtime = nullptr;
   {
     std::lock_guard<std::mutex> guard{mutex_};
     runtime = runtime_;

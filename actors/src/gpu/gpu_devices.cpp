@@ -6,7 +6,7 @@
 
 #include <troupe/actors/gpu/gpu_device_actor.hpp>
 #include <troupe/actors/gpu/gpu_device_memory.hpp>
-#include <troupe/actors/modes/runtime_impl.hpp>
+#include <troupe/actors/runtime/executor.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/gpu_backend.hpp>
 #include <troupe/core/log.hpp>
@@ -35,7 +35,7 @@ void GpuDevices::check_options(const RuntimeOptions& options) {
                                  "split into), got " + std::to_string(options.logical_gpu_devices_per_gpu));
 }
 
-std::unique_ptr<GpuDevices> GpuDevices::start(RuntimeImpl& runtime, const RuntimeOptions& options) {
+std::unique_ptr<GpuDevices> GpuDevices::start(Executor& runtime, const RuntimeOptions& options) {
   auto& backend = gpu_backend();
   const int count = backend.device_count();
   if (count == 0) {

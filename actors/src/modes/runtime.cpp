@@ -50,6 +50,10 @@ Runtime::Runtime(std::shared_ptr<const ClusterResolver> resolver, RuntimeOptions
 
 Runtime::~Runtime() = default;
 
+internal::Executor& Runtime::executor() noexcept {
+  return *impl_;
+}
+
 bool Runtime::is_simulation() const noexcept {
   return impl_->simulation();
 }

@@ -3,14 +3,12 @@
 
 #include <troupe/actors/modes/runtime_impl.hpp>
 
-#include <troupe/actors/fibers/fiber_waiter.hpp>
 #include <troupe/actors/ps/ps_cluster.hpp>
 
 #include <cstdio>
 #include <cstdlib>
 
 #include <caf/io/middleman.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
 
 #include <troupe/actors/replicas/agreement_group.hpp>
 #include <troupe/actors/gpu/gpu_devices.hpp>
@@ -69,21 +67,21 @@ void RuntimeImpl::init_tpu_cores(int slice_cores, int hosts) {
                              << "); no TPU hardware is used";
 }
 
-RuntimeImpl::RuntimeImpl(const RuntimeOptions& options) : config_(make_config()) {
+RuntimeImpl::RuntimeImpl(const RuntimeOptions& options) {
   check_devices(options.logical_cpu_devices, options.logical_tpu_cores);
-  configure_scheduler(*config_, options);
-  owned_system_ = std::make_unique<caf::actor_system>(*config_);
-  system_ = owned_system_.get();
+  auto config = make_config();
+  configure_scheduler(*config, options);
+  start(std::move(config));
   init_devices(options.logical_cpu_devices);
   init_tpu_cores(options.logical_tpu_cores, 1);
   init_gpus(options);
 }
 
-RuntimeImpl::RuntimeImpl(const LocalCluster& cluster) : config_(make_config()) {
+RuntimeImpl::RuntimeImpl(const LocalCluster& cluster) {
   check_ps_cluster_shape(cluster.workers, cluster.ps, cluster.devices_per_worker, "LocalCluster");
-  configure_scheduler(*config_, RuntimeOptions{.logical_cpu_devices = cluster.devices_per_worker, .threads = cluster.threads});
-  owned_system_ = std::make_unique<caf::actor_system>(*config_);
-  system_ = owned_system_.get();
+  auto config = make_config();
+  configure_scheduler(*config, RuntimeOptions{.logical_cpu_devices = cluster.devices_per_worker, .threads = cluster.threads});
+  start(std::move(config));
   init_devices(cluster.devices_per_worker);
   start_ps_cluster(cluster.workers, cluster.ps, cluster.devices_per_worker, "LocalCluster");
 }
@@ -103,25 +101,25 @@ void RuntimeImpl::start_ps_cluster(int workers, int ps, int devices_per_worker, 
 }
 
 RuntimeImpl::RuntimeImpl(std::shared_ptr<const ClusterResolver> resolver, const RuntimeOptions& options)
-  : config_(make_config()), resolver_(std::move(resolver)) {
+  : resolver_(std::move(resolver)) {
   if (!resolver_)
     fail(Errc::invalid_argument, "Runtime: the cluster resolver is null; pass ClusterResolver::from_env()");
   check_devices(options.logical_cpu_devices, options.logical_tpu_cores);
-  configure_scheduler(*config_, options);
+  auto config = make_config();
+  configure_scheduler(*config, options);
   const bool multi_task = resolver_->cluster_spec().num_tasks_total() > 1;
   if (multi_task) {
-    configure_cluster_scheduler(*config_, options, *resolver_);
-    config_->load<caf::io::middleman>();
-    configure_peer_timeouts(*config_);
+    configure_cluster_scheduler(*config, options, *resolver_);
+    config->load<caf::io::middleman>();
+    configure_peer_timeouts(*config);
   }
-  owned_system_ = std::make_unique<caf::actor_system>(*config_);
-  system_ = owned_system_.get();
+  start(std::move(config));
   init_devices(options.logical_cpu_devices);
   // Checked before the cluster forms; the cores come after, so that their log
   // line names this task.
   const int tpu_hosts = tpu_hosts_of(*resolver_, options.logical_tpu_cores);
   if (multi_task) {
-    cluster_ = std::make_unique<ClusterNode>(*system_, resolver_);
+    cluster_ = std::make_unique<ClusterNode>(system(), resolver_);
     // A cluster with parameter servers: this task's part of it.
     if (!cluster_->tasks_of("ps").empty() && cluster_->is_member())
       ps_cluster_ = std::make_unique<PsCluster>(*this, *cluster_, options.logical_cpu_devices);
@@ -130,10 +128,9 @@ RuntimeImpl::RuntimeImpl(std::shared_ptr<const ClusterResolver> resolver, const 
   init_gpus(options);
 }
 
-RuntimeImpl::RuntimeImpl(caf::actor_system& system, const RuntimeOptions& options)
-  : system_(&system), rng_(0) {
+RuntimeImpl::RuntimeImpl(caf::actor_system& system, const RuntimeOptions& options) {
   check_devices(options.logical_cpu_devices, options.logical_tpu_cores);
-  coordinator_ = dynamic_cast<caf::scheduler::test_coordinator*>(&system.scheduler());
+  attach(system);
   init_devices(options.logical_cpu_devices);
   init_tpu_cores(options.logical_tpu_cores, 1);
   init_gpus(options);
@@ -145,7 +142,7 @@ RuntimeImpl::~RuntimeImpl() {
   agreement_.reset();
   ps_cluster_.reset();
   gpus_.reset();
-  if (const int users = users_.load(); users > 0) {
+  if (const int users = this->users(); users > 0) {
     std::fprintf(stderr,
                  "troupe: a Runtime was destroyed while %d strategies or distributed-dataset iterators still "
                  "use it; destroy them before their Runtime (declare the Runtime first). Stopping, since "
@@ -164,7 +161,7 @@ AgreementGroup& RuntimeImpl::agreement_group() {
                                       + " takes no part in collectives (only the chief and the workers do): make "
                                         "MultiWorkerMirroredStrategy on those tasks, or ParameterServerStrategy");
   if (!agreement_)
-    agreement_ = std::make_unique<AgreementGroup>(*this, *cluster_);
+    agreement_ = std::make_unique<AgreementGroup>(*this, devices_.front(), *cluster_);
   return *agreement_;
 }
 
@@ -182,23 +179,6 @@ void RuntimeImpl::init_gpus(const RuntimeOptions& options) {
   if (gpus_)
     for (const auto& name : gpus_->names())
       devices_.push_back(DeviceSpec::from_string(name));
-}
-
-void RuntimeImpl::wait(const Completion& done, const char* what) {
-  // On an actor's fiber: suspend it, so the actor's thread (the simulation's
-  // only thread, or a scheduler thread others need) stays free.
-  if (auto* fiber = FiberWaiter::current()) {
-    if (!done.done())
-      fiber->await(done);
-    done.settle();  // the caller may destroy `done` next
-    return;
-  }
-  if (coordinator_) {
-    simulate_until(done, what);
-    done.settle();
-  } else {
-    done.wait();
-  }
 }
 
 } // namespace troupe::internal

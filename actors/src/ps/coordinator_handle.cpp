@@ -4,13 +4,13 @@
 
 #include <troupe/actors/ps/coordinator_actor.hpp>
 #include <troupe/actors/ps/ps_cluster.hpp>
-#include <troupe/actors/modes/runtime_impl.hpp>
+#include <troupe/actors/runtime/executor.hpp>
 #include <troupe/core/errors.hpp>
 
 namespace troupe::internal {
 
-CoordinatorHandle::CoordinatorHandle(Runtime& runtime, CoordinatorOptions options)
-  : runtime_(&runtime.impl()) {
+CoordinatorHandle::CoordinatorHandle(Executor& runtime, PsCluster* cluster, CoordinatorOptions options)
+  : runtime_(&runtime), cluster_(cluster) {
   // Checked before anything is spawned, so a bad option leaves nothing behind.
   for (std::size_t i = 0; i < options.parameter_servers.size(); ++i)
     if (!options.parameter_servers[i])
@@ -82,8 +82,8 @@ void CoordinatorHandle::parameter_server_lost(int ps_task, std::string reason) {
 void CoordinatorHandle::call(const std::shared_ptr<CoordinatorCallSlot>& slot, const char* what) {
   runtime_->wait(slot->answered, what);
   if (slot->failed) {
-    if (auto* cluster = runtime_->ps_cluster())
-      cluster->note_raised_error(slot->error);
+    if (cluster_ != nullptr)
+      cluster_->note_raised_error(slot->error);
     fail(slot->code, slot->error);
   }
 }

@@ -5,7 +5,7 @@
 #include <troupe/actors/ps/coordinator_messages.hpp>
 #include <troupe/actors/ps/parameter_server_actor.hpp>
 #include <troupe/actors/ps/ps_settings_agreement.hpp>
-#include <troupe/actors/modes/runtime_impl.hpp>
+#include <troupe/actors/runtime/executor.hpp>
 #include <troupe/actors/ps/worker_actor.hpp>
 #include <troupe/actors/ps/worker_context.hpp>
 #include <troupe/core/config.hpp>
@@ -66,7 +66,7 @@ std::string task_name(const char* job, int index) {
   return std::string("/job:") + job + "/replica:0/task:" + std::to_string(index);
 }
 
-PsCluster::PsCluster(RuntimeImpl& runtime, PsClusterShape shape) : runtime_(runtime), shape_(shape) {
+PsCluster::PsCluster(Executor& runtime, PsClusterShape shape) : runtime_(runtime), shape_(shape) {
   for (int j = 0; j < shape_.ps; ++j)
     servers_.push_back(runtime_.system().spawn<ParameterServerActor>(ParameterServerOptions{task_name("ps", j)}));
   // One process: the program registered its functions before it schedules.
@@ -76,7 +76,7 @@ PsCluster::PsCluster(RuntimeImpl& runtime, PsClusterShape shape) : runtime_(runt
   }
 }
 
-PsCluster::PsCluster(RuntimeImpl& runtime, ClusterNode& node, int devices_per_worker)
+PsCluster::PsCluster(Executor& runtime, ClusterNode& node, int devices_per_worker)
   : runtime_(runtime), node_(&node), task_type_(node.task_type()), task_index_(node.task_index()),
     routing_(std::make_shared<LossRouting>()) {
   shape_.workers = static_cast<int>(node.tasks_of("worker").size());

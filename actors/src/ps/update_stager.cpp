@@ -10,7 +10,7 @@
 
 #include <caf/all.hpp>
 
-#include <troupe/actors/modes/runtime_impl.hpp>
+#include <troupe/actors/runtime/executor.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/core/type_ids.hpp>
 
@@ -113,7 +113,7 @@ caf::behavior update_stager(caf::stateful_actor<StagerState>* self) {
 
 } // namespace
 
-caf::actor spawn_update_stager(RuntimeImpl& runtime) {
+caf::actor spawn_update_stager(Executor& runtime) {
   return runtime.system().spawn(update_stager);
 }
 

@@ -5,7 +5,7 @@
 
 #include <troupe/actors/ps/function_registry.hpp>
 #include <troupe/actors/replicas/replica_handle.hpp>
-#include <troupe/actors/modes/runtime_impl.hpp>
+#include <troupe/actors/runtime/executor.hpp>
 #include <troupe/core/denormals.hpp>
 #include <troupe/core/log.hpp>
 

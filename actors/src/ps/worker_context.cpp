@@ -2,7 +2,7 @@
 
 #include <caf/send.hpp>
 
-#include <troupe/actors/modes/runtime_impl.hpp>
+#include <troupe/actors/runtime/executor.hpp>
 #include <troupe/actors/ps/update_stager.hpp>
 #include <troupe/core/errors.hpp>
 
@@ -25,7 +25,7 @@ ResourceBuilders& resource_builders() {
 
 } // namespace
 
-WorkerContext::WorkerContext(RuntimeImpl& runtime, int worker_index, std::string name, int num_ps)
+WorkerContext::WorkerContext(Executor& runtime, int worker_index, std::string name, int num_ps)
   : runtime_(&runtime), worker_index_(worker_index), name_(std::move(name)),
     staged_(static_cast<std::size_t>(num_ps)) {
 }

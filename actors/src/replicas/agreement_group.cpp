@@ -5,7 +5,7 @@
 
 #include <troupe/actors/replicas/replica_group.hpp>
 #include <troupe/actors/replicas/replica_handle.hpp>
-#include <troupe/actors/modes/runtime_impl.hpp>
+#include <troupe/actors/runtime/executor.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/net/bootstrap/cluster_node.hpp>
@@ -33,9 +33,9 @@ GroupOptions agreement_options(const ClusterNode& cluster) {
 
 } // namespace
 
-AgreementGroup::AgreementGroup(RuntimeImpl& runtime, ClusterNode& cluster)
+AgreementGroup::AgreementGroup(Executor& runtime, const DeviceSpec& device, ClusterNode& cluster)
   : workers_(static_cast<int>(cluster.task_names().size())),
-    group_(std::make_unique<ReplicaGroup>(runtime, std::vector<DeviceSpec>{runtime.devices().front()},
+    group_(std::make_unique<ReplicaGroup>(runtime, std::vector<DeviceSpec>{device},
                                           std::vector<void*>{nullptr}, agreement_options(cluster),
                                           &cluster.link())) {
 }

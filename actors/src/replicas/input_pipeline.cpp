@@ -3,12 +3,13 @@
 #include <caf/all.hpp>
 
 #include <troupe/actors/replicas/input_pipeline_actor.hpp>
-#include <troupe/actors/modes/runtime_impl.hpp>
+#include <troupe/actors/runtime.hpp>
+#include <troupe/actors/runtime/executor.hpp>
 
 namespace troupe::internal {
 
 struct InputPipeline::Impl {
-  RuntimeImpl* runtime = nullptr;
+  Executor* runtime = nullptr;
   caf::actor actor;
   std::unique_ptr<StepSource> inline_source; // no runtime: produce on the calling thread
   std::exception_ptr inline_error;
@@ -20,7 +21,7 @@ InputPipeline::InputPipeline(Runtime* runtime, std::unique_ptr<StepSource> sourc
     impl_->inline_source = std::move(source);
     return;
   }
-  impl_->runtime = &runtime->impl();
+  impl_->runtime = &runtime->executor();
   impl_->runtime->add_user();
   impl_->actor = impl_->runtime->system().spawn<InputPipelineActor>(
     std::shared_ptr<StepSource>(std::move(source)), buffer_steps);

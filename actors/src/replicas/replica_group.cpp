@@ -9,7 +9,8 @@
 
 #include <troupe/actors/replicas/collective_group_actor.hpp>
 #include <troupe/actors/replicas/replica_actor.hpp>
-#include <troupe/actors/modes/runtime_impl.hpp>
+#include <troupe/actors/runtime.hpp>
+#include <troupe/actors/runtime/executor.hpp>
 #include <troupe/core/errors.hpp>
 
 namespace troupe::internal {
@@ -27,7 +28,7 @@ caf::timespan to_timespan(double seconds) {
 } // namespace
 
 struct ReplicaGroup::Impl {
-  RuntimeImpl& runtime;
+  Executor& runtime;
   caf::actor group;
   std::vector<caf::actor> replicas;
   std::vector<ReplicaActor*> handles;
@@ -36,15 +37,15 @@ struct ReplicaGroup::Impl {
   /// Why the replicas were stopped (a wait that failed mid-run); empty while usable.
   std::string broken;
 
-  explicit Impl(RuntimeImpl& rt) : runtime(rt) {}
+  explicit Impl(Executor& rt) : runtime(rt) {}
 };
 
 ReplicaGroup::ReplicaGroup(Runtime& runtime, std::vector<DeviceSpec> devices,
                            std::vector<void*> frames, GroupOptions options, const caf::actor* link)
-  : ReplicaGroup(runtime.impl(), std::move(devices), std::move(frames), std::move(options), link) {
+  : ReplicaGroup(runtime.executor(), std::move(devices), std::move(frames), std::move(options), link) {
 }
 
-ReplicaGroup::ReplicaGroup(RuntimeImpl& runtime, std::vector<DeviceSpec> devices,
+ReplicaGroup::ReplicaGroup(Executor& runtime, std::vector<DeviceSpec> devices,
                            std::vector<void*> frames, GroupOptions options, const caf::actor* link)
   : impl_(std::make_unique<Impl>(runtime)) {
   if (devices.empty())

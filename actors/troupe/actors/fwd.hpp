@@ -10,6 +10,7 @@ struct Simulation;
 
 namespace internal {
 class Completion;
+class Executor;
 class PsCluster;
 class ReplicaGroup;
 class ReplicaHandle;

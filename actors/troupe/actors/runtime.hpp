@@ -159,6 +159,8 @@ public:
 
   /// Runtime internals for troupe's own components.
   [[nodiscard]] internal::RuntimeImpl& impl() noexcept { return *impl_; }
+  /// Where this runtime's actors run, for the components below its modes.
+  [[nodiscard]] internal::Executor& executor() noexcept;
 
 private:
   Runtime(const Simulation& simulation, int tag);

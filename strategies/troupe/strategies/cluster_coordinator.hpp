@@ -94,7 +94,9 @@ private:
   [[nodiscard]] std::pair<uint64_t, std::shared_ptr<internal::ClosureOutcome>>
   schedule_bytes(const std::shared_ptr<const internal::RegisteredFunction>& registration, const std::string& name,
                  std::vector<uint8_t> args);
-  [[nodiscard]] internal::RuntimeImpl& runtime_impl() const noexcept;
+  [[nodiscard]] internal::Executor& executor() const noexcept;
+  /// The parameter-server cluster this coordinator schedules on.
+  [[nodiscard]] internal::PsCluster* ps_cluster() const noexcept;
   /// The coordinator actor's handle; Error(failed_precondition) off the chief.
   [[nodiscard]] internal::CoordinatorHandle& handle(const char* method) const;
   [[nodiscard]] PerWorkerDataset
@@ -171,7 +173,7 @@ RemoteValue<std::decay_t<R>> ClusterCoordinator::schedule(const RemoteFunction<R
       return value;
     }
   };
-  return RemoteValue<Result>(runtime_impl(), id, std::move(outcome), std::move(decode));
+  return RemoteValue<Result>(executor(), ps_cluster(), id, std::move(outcome), std::move(decode));
 }
 
 template <class Fn>

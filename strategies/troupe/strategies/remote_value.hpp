@@ -19,8 +19,10 @@ struct ClosureOutcome;
 [[nodiscard]] RemoteValueStatus outcome_status(const ClosureOutcome& outcome) noexcept;
 
 /// Blocks until `outcome` is settled; returns its value bytes or raises its
-/// error (Error(cancelled) for a cancelled closure, naming the first failure).
-const std::vector<uint8_t>& fetch_outcome(RuntimeImpl& runtime, const ClosureOutcome& outcome, uint64_t closure_id);
+/// error (Error(cancelled) for a cancelled closure, naming the first failure),
+/// which `cluster` (the parameter-server cluster, if any) hears of.
+const std::vector<uint8_t>& fetch_outcome(Executor& runtime, PsCluster* cluster, const ClosureOutcome& outcome,
+                                          uint64_t closure_id);
 
 } // namespace internal
 
@@ -39,9 +41,10 @@ public:
   using Decoder = std::function<R(const std::vector<uint8_t>&)>;
 
   RemoteValue() = default;
-  RemoteValue(internal::RuntimeImpl& runtime, uint64_t closure_id, std::shared_ptr<internal::ClosureOutcome> outcome,
-              Decoder decode)
-    : runtime_(&runtime), id_(closure_id), outcome_(std::move(outcome)), decode_(std::move(decode)) {}
+  RemoteValue(internal::Executor& runtime, internal::PsCluster* cluster, uint64_t closure_id,
+              std::shared_ptr<internal::ClosureOutcome> outcome, Decoder decode)
+    : runtime_(&runtime), cluster_(cluster), id_(closure_id), outcome_(std::move(outcome)),
+      decode_(std::move(decode)) {}
 
   /// Where the function stands now; does not wait. not_ready for an empty RemoteValue.
   [[nodiscard]] RemoteValueStatus status() const noexcept {
@@ -51,7 +54,7 @@ public:
   /// The function's result; blocks until it ran. See the class comment for errors.
   R fetch() const {
     check_valid();
-    return decode_(internal::fetch_outcome(*runtime_, *outcome_, id_));
+    return decode_(internal::fetch_outcome(*runtime_, cluster_, *outcome_, id_));
   }
 
   /// The scheduled function's id within its coordinator (1, 2, ...).
@@ -60,7 +63,8 @@ public:
 private:
   void check_valid() const;
 
-  internal::RuntimeImpl* runtime_ = nullptr;
+  internal::Executor* runtime_ = nullptr;
+  internal::PsCluster* cluster_ = nullptr;
   uint64_t id_ = 0;
   std::shared_ptr<internal::ClosureOutcome> outcome_;
   Decoder decode_;

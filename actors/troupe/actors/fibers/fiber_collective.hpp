@@ -3,7 +3,7 @@
 #include <functional>
 #include <vector>
 
-#include <troupe/actors/runtime/completion.hpp>
+#include <troupe/actors/fibers/completion.hpp>
 #include <troupe/core/tensor.hpp>
 
 namespace troupe::internal {

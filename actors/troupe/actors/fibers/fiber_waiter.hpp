@@ -9,7 +9,7 @@
 #include <caf/actor.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
 
-#include <troupe/actors/runtime/completion.hpp>
+#include <troupe/actors/fibers/completion.hpp>
 
 namespace troupe::internal {
 

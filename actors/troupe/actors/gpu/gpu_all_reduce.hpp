@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include <troupe/actors/runtime/completion.hpp>
+#include <troupe/actors/fibers/completion.hpp>
 #include <troupe/actors/fibers/fiber_collective.hpp>
 #include <troupe/collectives/reduce_op.hpp>
 #include <troupe/core/device_spec.hpp>

@@ -11,7 +11,7 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/event_based_actor.hpp>
 
-#include <troupe/actors/runtime/completion.hpp>
+#include <troupe/actors/fibers/completion.hpp>
 #include <troupe/actors/gpu/nccl_driver.hpp>
 #include <troupe/actors/gpu/nccl_messages.hpp>
 #include <troupe/core/caching_device_allocator.hpp>

@@ -12,12 +12,12 @@
 
 namespace troupe::internal {
 
-class RuntimeImpl;
+class Executor;
 
 /// A logical GPU's memory as Tensors see it: blocks from the GPU's caching
 /// allocator (taken and returned directly, thread-safe), bytes moved by the
 /// GPU's device actor (a GpuTransferMsg, waited for through
-/// RuntimeImpl::wait, so a fiber suspends instead of blocking its thread).
+/// Executor::wait, so a fiber suspends instead of blocking its thread).
 ///
 /// Tensors keep it alive after their Runtime is gone; their memory is still
 /// freed then, but a copy is Error(failed_precondition) saying so.
@@ -28,7 +28,7 @@ class RuntimeImpl;
 class GpuDeviceMemory final : public DeviceMemory {
 public:
   GpuDeviceMemory(std::string name, int gpu, std::unique_ptr<CachingDeviceAllocator> allocator,
-                  RuntimeImpl& runtime, caf::actor device_actor);
+                  Executor& runtime, caf::actor device_actor);
 
   // -- DeviceMemory ----------------------------------------------------------------
 
@@ -69,7 +69,7 @@ private:
   int gpu_;
   std::unique_ptr<CachingDeviceAllocator> allocator_;
   std::mutex mutex_;
-  RuntimeImpl* runtime_;  // null once detached
+  Executor* runtime_;  // null once detached
   caf::actor device_actor_;
 };
 

@@ -11,7 +11,7 @@
 namespace troupe::internal {
 
 class GpuDeviceMemory;
-class RuntimeImpl;
+class Executor;
 
 /// A Runtime's logical GPUs: for each, a device actor (its stream) and a
 /// caching allocator with the device's share of the card's memory,
@@ -24,7 +24,7 @@ public:
 
   /// The logical GPUs of every physical GPU the backend reports; null when
   /// there is none (a log line says why, once per process).
-  [[nodiscard]] static std::unique_ptr<GpuDevices> start(RuntimeImpl& runtime, const RuntimeOptions& options);
+  [[nodiscard]] static std::unique_ptr<GpuDevices> start(Executor& runtime, const RuntimeOptions& options);
 
   ~GpuDevices();
   GpuDevices(const GpuDevices&) = delete;

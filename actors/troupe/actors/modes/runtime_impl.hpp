@@ -1,22 +1,13 @@
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
-
-#include <troupe/actors/runtime/completion.hpp>
 #include <troupe/actors/runtime.hpp>
-
-namespace caf::scheduler {
-class test_coordinator;
-} // namespace caf::scheduler
+#include <troupe/actors/runtime/executor.hpp>
 
 namespace troupe {
 class ClusterResolver;
@@ -28,9 +19,10 @@ class AgreementGroup;
 class ClusterNode;
 class GpuDevices;
 
-/// The Runtime's CAF side: the actor system (owned or embedded) and, in
-/// simulation mode, the seeded stepping of CAF's test coordinator.
-class RuntimeImpl {
+/// The Runtime's modes (threaded, simulation, embedded, local and remote
+/// clusters): each starts the Executor its way and adds the devices, the
+/// cluster node, the parameter-server tasks and the GPUs that mode has.
+class RuntimeImpl : public Executor {
 public:
   RuntimeImpl(const RuntimeOptions& options);
   RuntimeImpl(const Simulation& simulation);
@@ -42,8 +34,6 @@ public:
   RuntimeImpl(std::shared_ptr<const ClusterResolver> resolver, const RuntimeOptions& options);
   ~RuntimeImpl();
 
-  [[nodiscard]] caf::actor_system& system() noexcept { return *system_; }
-  [[nodiscard]] bool simulation() const noexcept { return coordinator_ != nullptr; }
   [[nodiscard]] const std::vector<DeviceSpec>& devices() const noexcept { return devices_; }
   /// The emulated TPU slice's cores over all hosts (0: none); this host has
   /// tpu_slice_cores() / tpu_hosts() of them.
@@ -67,28 +57,6 @@ public:
   /// Simulation with workers and ps); null otherwise.
   [[nodiscard]] PsCluster* ps_cluster() const noexcept { return ps_cluster_.get(); }
 
-  /// Blocks the calling (non-actor) thread until `done` is set. In simulation
-  /// mode this thread steps the actors instead, in seeded order, firing the
-  /// next timer whenever nothing can run; when neither is possible the
-  /// program is stuck, which is Error(deadlock) naming `what`.
-  void wait(const Completion& done, const char* what);
-
-  /// Simulation: runs every runnable actor until none is left (used when
-  /// tearing down actors). No-op in threaded mode.
-  void drain();
-
-  /// Strategies and distributed-dataset iterators register while they hold
-  /// actors of this runtime: destroying the runtime before them would wait
-  /// for those actors forever, so the destructor stops the program with a
-  /// message naming the fix instead.
-  void add_user() noexcept { ++users_; }
-  void release_user() noexcept { --users_; }
-
-  /// A new id for a group of replicas that stays in this process (a
-  /// collective key's first part). Counted apart from cluster groups, above
-  /// them, since it depends on every strategy this process created.
-  [[nodiscard]] uint64_t next_group_id() noexcept { return local_group_ids_start + ++group_ids_; }
-
   /// The id of the next cluster strategy's group, which its frames carry:
   /// its position among this process's cluster strategies (1, 2, ...).
   /// Single-worker strategies do not count, so a chief that creates a
@@ -100,9 +68,6 @@ public:
   /// which the workers agree on each cluster strategy's settings when it is
   /// created (made on first use, with group id 0). Error(internal) otherwise.
   [[nodiscard]] AgreementGroup& agreement_group();
-
-  [[nodiscard]] uint64_t trace_hash() const noexcept { return trace_hash_; }
-  [[nodiscard]] uint64_t steps() const noexcept { return steps_; }
 
 private:
   static void check_devices(int logical_cpu_devices, int logical_tpu_cores = 0);
@@ -116,28 +81,14 @@ private:
   /// Adds this host's share of a slice of `slice_cores` emulated TPU cores,
   /// split evenly over `hosts` (the worker tasks of a TF_CONFIG cluster).
   void init_tpu_cores(int slice_cores, int hosts);
-  /// Simulation: runs one actor, picked by the seeded generator.
-  void step_once();
-  /// Simulation: steps until `done`, or fails with Errc::deadlock.
-  void simulate_until(const Completion& done, const char* what);
 
-  std::unique_ptr<caf::actor_system_config> config_;
-  std::unique_ptr<caf::actor_system> owned_system_;
-  caf::actor_system* system_ = nullptr;
-  caf::scheduler::test_coordinator* coordinator_ = nullptr;
-  std::mt19937_64 rng_;
   std::vector<DeviceSpec> devices_;
   int tpu_slice_cores_ = 0;
   int tpu_hosts_ = 1;
   std::optional<std::string> tpu_topology_;
-  static constexpr uint64_t local_group_ids_start = uint64_t{1} << 32;
-  uint64_t group_ids_ = 0;
   uint64_t cluster_group_ids_ = 0;
-  std::atomic<int> users_{0};
-  uint64_t trace_hash_ = 1469598103934665603ull; // FNV-1a offset basis
-  uint64_t steps_ = 0;
   std::shared_ptr<const ClusterResolver> resolver_;
-  // Declared after the actor system, so that it says bye before the system stops.
+  // A member, so destroyed before the Executor's actor system: it says bye first.
   std::unique_ptr<ClusterNode> cluster_;
   // Its actors use the cluster's link: destroyed first (in the destructor).
   std::unique_ptr<AgreementGroup> agreement_;

@@ -26,8 +26,10 @@ struct ScheduledClosure {
 class CoordinatorHandle {
 public:
   /// Error(invalid_argument) for a null parameter server, names that do not
-  /// match the servers one to one, or a commit timeout <= 0.
-  CoordinatorHandle(Runtime& runtime, CoordinatorOptions options);
+  /// match the servers one to one, or a commit timeout <= 0. `cluster` is the
+  /// parameter-server cluster this coordinator runs in, if any: it hears of
+  /// the errors the calls raise.
+  CoordinatorHandle(Executor& runtime, PsCluster* cluster, CoordinatorOptions options);
   ~CoordinatorHandle();
   CoordinatorHandle(const CoordinatorHandle&) = delete;
   CoordinatorHandle& operator=(const CoordinatorHandle&) = delete;
@@ -66,12 +68,14 @@ public:
 
   /// The coordinator actor, to which workers send ClosureFinishedMsg.
   [[nodiscard]] const caf::actor& actor() const noexcept { return actor_; }
-  [[nodiscard]] RuntimeImpl& runtime() noexcept { return *runtime_; }
+  [[nodiscard]] Executor& runtime() noexcept { return *runtime_; }
+  [[nodiscard]] PsCluster* cluster() noexcept { return cluster_; }
 
 private:
   void call(const std::shared_ptr<CoordinatorCallSlot>& slot, const char* what);
 
-  RuntimeImpl* runtime_;
+  Executor* runtime_;
+  PsCluster* cluster_;
   caf::actor actor_;
 };
 

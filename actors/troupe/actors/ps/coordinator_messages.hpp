@@ -24,7 +24,7 @@
 #include <caf/serializer.hpp>
 #include <caf/type_id.hpp>
 
-#include <troupe/actors/runtime/completion.hpp>
+#include <troupe/actors/fibers/completion.hpp>
 #include <troupe/actors/ps/parameter_server_messages.hpp>
 #include <troupe/actors/remote_value_status.hpp>
 #include <troupe/core/bounded_field.hpp>

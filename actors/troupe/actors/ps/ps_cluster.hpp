@@ -44,10 +44,10 @@ struct PsClusterShape {
 class PsCluster {
 public:
   /// Spawns `shape.ps` parameter servers and `shape.workers` workers.
-  PsCluster(RuntimeImpl& runtime, PsClusterShape shape);
+  PsCluster(Executor& runtime, PsClusterShape shape);
   /// This process's part of a cluster across processes: waits (up to
   /// TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS) for the actors it must reach.
-  PsCluster(RuntimeImpl& runtime, ClusterNode& node, int devices_per_worker);
+  PsCluster(Executor& runtime, ClusterNode& node, int devices_per_worker);
   /// Stops every task actor.
   ~PsCluster();
   PsCluster(const PsCluster&) = delete;
@@ -120,7 +120,7 @@ private:
   void check_worker_index(int index, const char* method) const;
   void check_local(const char* method) const;
 
-  RuntimeImpl& runtime_;
+  Executor& runtime_;
   ClusterNode* node_ = nullptr;
   std::string task_type_ = "chief";
   int task_index_ = 0;

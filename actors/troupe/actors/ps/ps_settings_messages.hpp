@@ -17,7 +17,7 @@
 #include <caf/meta/type_name.hpp>
 #include <caf/type_id.hpp>
 
-#include <troupe/actors/runtime/completion.hpp>
+#include <troupe/actors/fibers/completion.hpp>
 #include <troupe/actors/ps/coordinator_messages.hpp>
 #include <troupe/core/bounded_field.hpp>
 

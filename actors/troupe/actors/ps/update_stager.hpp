@@ -8,7 +8,7 @@
 #include <caf/actor.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
 
-#include <troupe/actors/runtime/completion.hpp>
+#include <troupe/actors/fibers/completion.hpp>
 #include <troupe/actors/ps/worker_context.hpp>
 
 namespace troupe::internal {
@@ -35,7 +35,7 @@ struct StageUpdatesMsg {
 /// PsStageMsg, numbering each attempt's stages at each server 0, 1, ... in
 /// the order it sends them (CAF keeps the order between two actors, so a
 /// server sees no gap), with the collective timeout as each one's deadline.
-[[nodiscard]] caf::actor spawn_update_stager(RuntimeImpl& runtime);
+[[nodiscard]] caf::actor spawn_update_stager(Executor& runtime);
 
 } // namespace troupe::internal
 

@@ -11,7 +11,7 @@
 
 #include <caf/actor.hpp>
 
-#include <troupe/actors/runtime/completion.hpp>
+#include <troupe/actors/fibers/completion.hpp>
 #include <troupe/actors/fwd.hpp>
 #include <troupe/actors/ps/parameter_server_messages.hpp>
 
@@ -29,7 +29,7 @@ namespace troupe::internal {
 /// The staging counters are shared by those replicas, hence the mutex.
 class WorkerContext {
 public:
-  WorkerContext(RuntimeImpl& runtime, int worker_index, std::string name, int num_ps);
+  WorkerContext(Executor& runtime, int worker_index, std::string name, int num_ps);
   /// Stops the stager actor.
   ~WorkerContext();
   WorkerContext(const WorkerContext&) = delete;
@@ -51,7 +51,7 @@ public:
     WorkerContext* previous_;
   };
 
-  [[nodiscard]] RuntimeImpl& runtime() const noexcept { return *runtime_; }
+  [[nodiscard]] Executor& runtime() const noexcept { return *runtime_; }
   [[nodiscard]] int worker_index() const noexcept { return worker_index_; }
   /// "/job:worker/replica:0/task:1".
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
@@ -112,7 +112,7 @@ public:
 
 private:
   Completion program_ready_;
-  RuntimeImpl* runtime_;
+  Executor* runtime_;
   int worker_index_;
   std::string name_;
   mutable std::mutex mutex_;

@@ -27,7 +27,8 @@ inline constexpr uint64_t agreement_group_id = 0;
 /// see docs/protocol.md ("Agreeing at strategy creation").
 class AgreementGroup {
 public:
-  AgreementGroup(RuntimeImpl& runtime, ClusterNode& cluster);
+  /// Its one replica runs on `device` (the runtime's first CPU).
+  AgreementGroup(Executor& runtime, const DeviceSpec& device, ClusterNode& cluster);
   ~AgreementGroup();
   AgreementGroup(const AgreementGroup&) = delete;
   AgreementGroup& operator=(const AgreementGroup&) = delete;

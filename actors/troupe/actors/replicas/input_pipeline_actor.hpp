@@ -9,7 +9,7 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/event_based_actor.hpp>
 
-#include <troupe/actors/runtime/completion.hpp>
+#include <troupe/actors/fibers/completion.hpp>
 #include <troupe/actors/replicas/step_source.hpp>
 
 namespace troupe::internal {

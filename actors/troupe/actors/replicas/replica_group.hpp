@@ -57,7 +57,7 @@ public:
   ReplicaGroup(Runtime& runtime, std::vector<DeviceSpec> devices, std::vector<void*> frames,
                GroupOptions options, const caf::actor* link = nullptr);
   /// The same, for groups the runtime itself owns (its AgreementGroup).
-  ReplicaGroup(RuntimeImpl& runtime, std::vector<DeviceSpec> devices, std::vector<void*> frames,
+  ReplicaGroup(Executor& runtime, std::vector<DeviceSpec> devices, std::vector<void*> frames,
                GroupOptions options, const caf::actor* link = nullptr);
   ~ReplicaGroup();
   ReplicaGroup(const ReplicaGroup&) = delete;

@@ -6,7 +6,7 @@
 #include <functional>
 #include <vector>
 
-#include <troupe/actors/runtime/completion.hpp>
+#include <troupe/actors/fibers/completion.hpp>
 #include <troupe/actors/ps/worker_context.hpp>
 
 namespace troupe::internal {

@@ -10,7 +10,7 @@
 namespace troupe::internal {
 
 /// A one-shot flag that an actor raises and the user-facing edge waits for
-/// (through RuntimeImpl::wait, which also steps the simulation).
+/// (through Executor::wait, which also steps the simulation).
 class Completion {
 public:
   /// Raises the flag and wakes a waiter (a blocked thread, or the actor of a

@@ -1,0 +1,84 @@
+#include <troupe/actors/runtime/executor.hpp>
+
+#include <algorithm>
+#include <string>
+
+#include <caf/abstract_actor.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+
+#include <troupe/actors/fibers/fiber_waiter.hpp>
+#include <troupe/core/errors.hpp>
+
+namespace troupe::internal {
+
+Executor::~Executor() = default;
+
+void Executor::start(std::unique_ptr<caf::actor_system_config> config) {
+  config_ = std::move(config);
+  owned_system_ = std::make_unique<caf::actor_system>(*config_);
+  system_ = owned_system_.get();
+}
+
+void Executor::start_simulated(std::unique_ptr<caf::actor_system_config> config, uint64_t seed) {
+  rng_.seed(seed);
+  start(std::move(config));
+  coordinator_ = &dynamic_cast<caf::scheduler::test_coordinator&>(system_->scheduler());
+}
+
+void Executor::attach(caf::actor_system& system) {
+  system_ = &system;
+  rng_.seed(0);
+  coordinator_ = dynamic_cast<caf::scheduler::test_coordinator*>(&system.scheduler());
+}
+
+void Executor::wait(const Completion& done, const char* what) {
+  // On an actor's fiber: suspend it, so the actor's thread (the simulation's
+  // only thread, or a scheduler thread others need) stays free.
+  if (auto* fiber = FiberWaiter::current()) {
+    if (!done.done())
+      fiber->await(done);
+    done.settle();  // the caller may destroy `done` next
+    return;
+  }
+  if (coordinator_) {
+    simulate_until(done, what);
+    done.settle();
+  } else {
+    done.wait();
+  }
+}
+
+void Executor::step_once() {
+  auto& jobs = coordinator_->jobs;
+  std::uniform_int_distribution<size_t> pick(0, jobs.size() - 1);
+  auto chosen = jobs.begin() + static_cast<std::ptrdiff_t>(pick(rng_));
+  std::rotate(jobs.begin(), chosen, chosen + 1);
+  // Actor ids are handed out in spawn order, so the trace is reproducible.
+  uint64_t id = 0;
+  if (auto* actor = dynamic_cast<caf::abstract_actor*>(jobs.front()))
+    id = actor->id();
+  trace_hash_ = (trace_hash_ ^ id) * 1099511628211ull;
+  ++steps_;
+  coordinator_->run_once();
+}
+
+void Executor::simulate_until(const Completion& done, const char* what) {
+  while (!done.done()) {
+    if (!coordinator_->jobs.empty())
+      step_once();
+    else if (coordinator_->has_pending_timeout())
+      coordinator_->trigger_timeout();
+    else
+      fail(Errc::deadlock, std::string("simulation deadlock while waiting for ") + what
+                             + ": no actor can run and no timer is pending");
+  }
+}
+
+void Executor::drain() {
+  if (!coordinator_)
+    return;
+  while (!coordinator_->jobs.empty())
+    step_once();
+}
+
+} // namespace troupe::internal
