@@ -4,6 +4,7 @@
 #include <functional>
 #include <set>
 #include <thread>
+#include <utility>
 #include <unistd.h>
 
 #include <caf/all.hpp>
@@ -385,7 +386,7 @@ void ClusterNode::watch_losses(const caf::actor& listener) {
 }
 
 void ClusterNode::say_farewell(const std::string& job_error) {
-  if (!node_)
+  if (!node_ || std::exchange(farewell_said_, true))
     return;
   caf::scoped_actor self{system_};
   std::string bounded_error = job_error.substr(0, NodeFarewellMsg::max_job_error_bytes);
@@ -394,6 +395,12 @@ void ClusterNode::say_farewell(const std::string& job_error) {
 }
 
 ClusterNode::~ClusterNode() {
+  // The chief's leaving ends the job everywhere, so every member must see it
+  // as leaving: one that decides by the control connection alone (a ps task,
+  // a rejoined worker) may see the connection drop before the chief's node's
+  // exit reaches it. The other members are on their way out by now.
+  if (task_type_ == "chief")
+    say_farewell("");
   if (data_plane_) {
     caf::scoped_actor self{system_};
     // Bounded: a peer that stopped reading must not keep this process alive.

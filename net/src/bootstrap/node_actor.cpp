@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <utility>
 
 #include <caf/all.hpp>
 
@@ -57,8 +58,14 @@ caf::behavior NodeActor::make_behavior() {
                             << ") went down";
     const auto why = "its control connection went down (" + to_string(msg.reason)
                      + "): the process died, froze or became unreachable";
+    auto [first, last] = farewell_acks_.equal_range(rank);
+    for (auto ack = first; ack != last; ++ack)
+      ack->second();
+    farewell_acks_.erase(first, last);
+    // A member that said farewell left, whatever the connection's end looked
+    // like (its process may close the socket before its node's exit arrives).
     if (control_decides(rank))
-      decide(rank, why, msg.reason == caf::exit_reason::user_shutdown);
+      decide(rank, why, msg.reason == caf::exit_reason::user_shutdown || farewells_.count(rank) != 0);
     else
       send(setup_.data_plane, PeerLostMsg{rank, why}); // a hint: the data connection decides
   });
@@ -261,15 +268,18 @@ caf::result<bool> NodeActor::on_say_farewell(const NodeSayFarewellMsg& msg) {
   if (*pending == 0)
     return true;
   // Answered once every member acknowledged (so the farewell precedes the
-  // bye everywhere), or failed to within `wait`.
-  auto acknowledged = [promise, pending]() mutable {
-    if (--*pending == 0)
-      promise.deliver(true);
-  };
+  // bye everywhere), went down, or failed to answer within `wait`.
   for (const auto& [rank, hello] : peers_)
-    if (hello.node && gone_.count(rank) == 0)
+    if (hello.node && gone_.count(rank) == 0) {
+      auto open = std::make_shared<bool>(true);
+      auto acknowledged = [promise, pending, open]() mutable {
+        if (std::exchange(*open, false) && --*pending == 0)
+          promise.deliver(true);
+      };
+      farewell_acks_.emplace(rank, acknowledged);
       request(hello.node, msg.wait, NodeFarewellMsg{msg.job_error})
         .then([acknowledged](bool) mutable { acknowledged(); }, [acknowledged](caf::error&) mutable { acknowledged(); });
+    }
   return promise;
 }
 

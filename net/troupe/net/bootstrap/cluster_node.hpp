@@ -104,10 +104,12 @@ public:
   /// Does nothing on a task that is no member.
   void watch_losses(const caf::actor& listener);
 
-  /// Tells every other member that this task's job failed with `job_error`,
-  /// before this task leaves: their verdict on it carries the error
-  /// (TaskLostMsg::job_error). Blocks until each one acknowledged, at most
-  /// about a second (a member that does not answer is not waited for).
+  /// Tells every other member that this task leaves, and with which job
+  /// error (empty: its job ended well): their verdict on it says it left, and
+  /// carries the error (TaskLostMsg::job_error). Said once: the first call
+  /// counts, and the chief's destructor says it (without error) when nobody did.
+  /// Blocks until each one acknowledged, at most about a second (a member
+  /// that does not answer is not waited for).
   void say_farewell(const std::string& job_error);
 
 private:
@@ -125,6 +127,7 @@ private:
   std::map<int, caf::actor> nodes_; ///< every member's node actor, by member index
   caf::actor node_;
   caf::actor data_plane_;
+  bool farewell_said_ = false;
 };
 
 } // namespace troupe::internal

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -168,6 +169,10 @@ private:
   std::vector<caf::actor> watchers_;
   std::map<int, TaskLostMsg> verdicts_; ///< by member index, for watchers that come later
   std::map<int, std::string> farewells_; ///< job errors members said before leaving
+  /// Per member, the acknowledgments of this task's farewell still awaited:
+  /// a member whose control connection goes down counts as acknowledged (it
+  /// is leaving too, and CAF would fail the request only at its deadline).
+  std::multimap<int, std::function<void()>> farewell_acks_;
   std::map<std::string, caf::actor> published_;
   /// Lookups of names not published yet, answered when they are.
   std::multimap<std::string, caf::response_promise> lookups_;
