@@ -1,18 +1,15 @@
 #include <troupe/strategies/sharded_variable.hpp>
 #include <troupe/strategies/sharded_variable_factory.hpp>
 
-#include <troupe/actors/runtime/request_error.hpp>
-
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <chrono>
 #include <map>
 
 #include <caf/all.hpp>
 
-#include <troupe/actors/fibers/completion.hpp>
 #include <troupe/actors/modes/runtime_impl.hpp>
+#include <troupe/actors/ps/ps_client.hpp>
 #include <troupe/actors/ps/worker_context.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/core/errors.hpp>
@@ -22,24 +19,11 @@ namespace troupe::internal {
 
 namespace {
 
-/// The reply of a request without a value.
-struct NoReply {};
-
 /// One request of a fan-out: which shard it is about, and the message.
 template <class Msg>
 struct ShardRequest {
   int64_t shard = 0;
   Msg msg;
-};
-
-/// Where the fan-out's helper actor leaves the replies for the waiting thread.
-template <class Reply>
-struct FanOutSlot {
-  std::vector<std::optional<Reply>> replies;
-  std::optional<std::string> error; ///< the first failure, already naming variable, shard and server
-  Errc code = Errc::internal;
-  std::size_t pending = 0;
-  Completion done;
 };
 
 /// Ids are unique in this process; the chief is the only process creating
@@ -55,141 +39,36 @@ std::string server_name(const ShardedVariableState& state, int64_t shard) {
   return "parameter server " + RoundRobinPlacement::device(state.ps_tasks[static_cast<std::size_t>(shard)]).to_string();
 }
 
-/// One request of a batch that may span several variables: where it goes,
-/// and the words that start its error ("ShardedVariable 'w': read of shard 1
-/// on parameter server /job:ps/...").
-template <class Msg>
-struct TargetedRequest {
-  caf::actor target;
-  std::string what;
-  Msg msg;
-};
-
-/// Sends every request at once from a helper actor and waits (through the
-/// runtime, so simulation steps the actors) until each one is answered;
-/// throws Error for the first failure, naming the variable, the shard and
-/// the server. Every request has the collective timeout as its deadline, and
-/// the helper monitors the servers: CAF fails a request to a lost actor only
-/// at its deadline, so a server's down (its process died, or froze past the
-/// peer timeout) fails the requests to it at once, and the helper ends then
-/// instead of outliving the job by the collective timeout.
-/// With `missing_ok`, a request the server answers with Error(not_found)
-/// leaves its reply empty instead of failing the call (optimizer slots that
-/// do not exist yet).
-template <class Reply, class Msg>
-std::vector<std::optional<Reply>> send_all(RuntimeImpl& runtime, std::vector<TargetedRequest<Msg>> requests,
-                                           const std::string& wait_what, bool missing_ok) {
-  auto slot = std::make_shared<FanOutSlot<Reply>>();
-  slot->replies.resize(requests.size());
-  slot->pending = requests.size();
-  if (requests.empty())
-    return {};
-  const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
-    std::chrono::duration<double>(knobs().collective_timeout_seconds));
-  runtime.system().spawn([slot, requests = std::move(requests), timeout, missing_ok](caf::event_based_actor* self) {
-    auto open = std::make_shared<std::vector<bool>>(requests.size(), true);
-    // Settles request i once, whichever comes first: its answer, its error or its server's down.
-    auto settle = [slot, open, self](std::size_t i) {
-      if (!(*open)[i])
-        return false;
-      (*open)[i] = false;
-      if (--slot->pending == 0) {
-        slot->done.set();
-        self->quit(); // a request settled by a down still awaits its timeout
-      }
-      return true;
-    };
-    auto record = [slot](Errc code, std::string error) {
-      if (slot->error)
-        return;
-      slot->code = code;
-      slot->error = std::move(error);
-    };
-    std::vector<caf::actor> targets;
-    std::vector<std::string> whats;
-    for (const auto& request : requests) {
-      targets.push_back(request.target);
-      whats.push_back(request.what);
-    }
-    self->set_down_handler([self, targets, whats, open, record, settle](caf::down_msg& msg) {
-      for (std::size_t i = 0; i < targets.size(); ++i)
-        if ((*open)[i] && targets[i].address() == msg.source) {
-          record(Errc::peer_lost, whats[i] + " failed: the server's actor terminated ("
-                                    + self->system().render(msg.reason) + "): its task was lost");
-          settle(i);
-        }
-    });
-    std::vector<caf::actor_addr> monitored;
-    for (const auto& target : targets)
-      if (std::find(monitored.begin(), monitored.end(), target.address()) == monitored.end()) {
-        monitored.push_back(target.address());
-        self->monitor(target);
-      }
-    for (std::size_t i = 0; i < requests.size(); ++i) {
-      auto on_error = [self, i, record, settle, what = requests[i].what, missing_ok](caf::error& err) {
-        if (!(missing_ok && request_errc(err) == Errc::not_found)) {
-          const auto code = request_errc(err);
-          record(code, what + " failed: " + self->system().render(err)
-                         + (code == Errc::timeout
-                              ? "; is the server alive? TROUPE_COLLECTIVE_TIMEOUT_SECONDS sets the deadline"
-                              : ""));
-        }
-        settle(i);
-      };
-      if constexpr (std::is_same_v<Reply, NoReply>)
-        self->request(requests[i].target, timeout, requests[i].msg)
-          .then(
-            [slot, open, i, settle] {
-              if ((*open)[i])
-                slot->replies[i] = NoReply{};
-              settle(i);
-            },
-            on_error);
-      else
-        self->request(requests[i].target, timeout, requests[i].msg)
-          .then(
-            [slot, open, i, settle](Reply& reply) {
-              if ((*open)[i])
-                slot->replies[i] = std::move(reply);
-              settle(i);
-            },
-            on_error);
-    }
-  });
-  runtime.wait(slot->done, wait_what.c_str());
-  if (slot->error)
-    fail(slot->code, *slot->error);
-  return std::move(slot->replies);
-}
-
 /// Request `msg` about shard `shard` of `state`, to that shard's server.
 template <class Msg>
-TargetedRequest<Msg> to_shard(const ShardedVariableState& state, int64_t shard, const std::string& what, Msg msg) {
+PsRequest<Msg> to_shard(const ShardedVariableState& state, int64_t shard, const std::string& what, Msg msg) {
   return {state.servers[static_cast<std::size_t>(shard)],
           "ShardedVariable '" + state.name + "': " + what + " of shard " + std::to_string(shard) + " on "
             + server_name(state, shard),
           std::move(msg)};
 }
 
-/// send_all for requests about the shards of one variable.
+/// ps_request_all for requests about the shards of one variable.
 template <class Reply, class Msg>
-std::vector<std::optional<Reply>> fan_out_optional(const ShardedVariableState& state,
-                                                   std::vector<ShardRequest<Msg>> requests, const char* what,
-                                                   bool missing_ok) {
-  std::vector<TargetedRequest<Msg>> targeted;
+auto fan_out_optional(const ShardedVariableState& state, std::vector<ShardRequest<Msg>> requests, const char* what,
+                      bool missing_ok) {
+  std::vector<PsRequest<Msg>> targeted;
   for (auto& request : requests)
     targeted.push_back(to_shard(state, request.shard, what, std::move(request.msg)));
-  return send_all<Reply>(*state.runtime, std::move(targeted), "ShardedVariable '" + state.name + "': " + what,
-                         missing_ok);
+  return ps_request_all<Reply>(*state.runtime, std::move(targeted), "ShardedVariable '" + state.name + "': " + what,
+                               missing_ok);
 }
 
+/// The same, every request answered (Reply = void: no values).
 template <class Reply, class Msg>
-std::vector<Reply> fan_out(const ShardedVariableState& state, std::vector<ShardRequest<Msg>> requests,
-                           const char* what) {
-  std::vector<Reply> out;
-  for (auto& reply : fan_out_optional<Reply>(state, std::move(requests), what, false))
-    out.push_back(std::move(*reply));
-  return out;
+auto fan_out(const ShardedVariableState& state, std::vector<ShardRequest<Msg>> requests, const char* what) {
+  auto replies = fan_out_optional<Reply>(state, std::move(requests), what, false);
+  if constexpr (!std::is_void_v<Reply>) {
+    std::vector<Reply> out;
+    for (auto& reply : replies)
+      out.push_back(std::move(*reply));
+    return out;
+  }
 }
 
 } // namespace
@@ -219,7 +98,7 @@ ShardedVariable make_sharded_variable(Runtime& runtime, const std::vector<caf::a
   for (int64_t i = 0; i < state->layout.num_shards(); ++i)
     requests.push_back({i, PsCreateMsg{ShardKey{state->variable_id, static_cast<int32_t>(i), 0}, state->name,
                                        values[static_cast<std::size_t>(i)]}});
-  (void) fan_out<NoReply>(*state, std::move(requests), "creation");
+  (void) fan_out<void>(*state, std::move(requests), "creation");
   return ShardedVariable{std::move(state)};
 }
 
@@ -299,7 +178,7 @@ void update_variables(const std::vector<const ShardedVariableState*>& variables,
     check_update_value(*variables[k], "ShardedVariable '" + variables[k]->name + "': " + to_string(op), values[k]);
   if (variables.empty())
     return;
-  std::vector<TargetedRequest<ShardUpdate>> updates;
+  std::vector<PsRequest<ShardUpdate>> updates;
   for (std::size_t k = 0; k < variables.size(); ++k) {
     const auto& state = *variables[k];
     auto parts = state.layout.split(values[k]);
@@ -320,15 +199,15 @@ void update_variables(const std::vector<const ShardedVariableState*>& variables,
     std::size_t next = 0;
     for (const auto* state : variables)
       for (int64_t i = 0; i < state->layout.num_shards(); ++i, ++next)
-        targets.push_back({state->ps_tasks[static_cast<std::size_t>(i)], std::move(updates[next].target),
+        targets.push_back({state->ps_tasks[static_cast<std::size_t>(i)], std::move(updates[next].server),
                            std::move(updates[next].what), std::move(updates[next].msg)});
     worker->stage(std::move(targets));
     return;
   }
-  std::vector<TargetedRequest<PsApplyMsg>> requests;
+  std::vector<PsRequest<PsApplyMsg>> requests;
   for (auto& update : updates)
-    requests.push_back({std::move(update.target), std::move(update.what), PsApplyMsg{std::move(update.msg)}});
-  (void) send_all<NoReply>(*variables.front()->runtime, std::move(requests), context, false);
+    requests.push_back({std::move(update.server), std::move(update.what), PsApplyMsg{std::move(update.msg)}});
+  (void) ps_request_all<void>(*variables.front()->runtime, std::move(requests), context, false);
 }
 
 } // namespace
@@ -431,8 +310,8 @@ void write_slot_shards(const ShardedVariableState& state, const std::map<int32_t
       }
     }
   }
-  (void) fan_out<NoReply>(state, std::move(creates), "creating optimizer slots");
-  (void) fan_out<NoReply>(state, std::move(assigns), "assigning optimizer slots");
+  (void) fan_out<void>(state, std::move(creates), "creating optimizer slots");
+  (void) fan_out<void>(state, std::move(assigns), "assigning optimizer slots");
 }
 
 } // namespace
@@ -651,12 +530,12 @@ std::vector<Tensor> read_values(const std::vector<ShardedVariable>& variables) {
   if (states.empty())
     return {};
   const AttemptId attempt = current_attempt();
-  std::vector<TargetedRequest<PsReadMsg>> requests;
+  std::vector<PsRequest<PsReadMsg>> requests;
   for (const auto* state : states)
     for (int64_t i = 0; i < state->layout.num_shards(); ++i)
       requests.push_back(
         to_shard(*state, i, "read", PsReadMsg{ShardKey{state->variable_id, static_cast<int32_t>(i), 0}, attempt}));
-  auto replies = send_all<Tensor>(*states.front()->runtime, std::move(requests),
+  auto replies = ps_request_all<Tensor>(*states.front()->runtime, std::move(requests),
                                   "read_values of " + std::to_string(states.size()) + " ShardedVariables", false);
   std::vector<Tensor> values;
   std::size_t next = 0;
