@@ -102,7 +102,7 @@ __global__ void axpy_kernel(float* y, float alpha, const float* x, int64_t n) {
 
 __global__ void momentum_kernel(float* var, float* accum, const float* grad, int64_t n, float learning_rate,
                                 float momentum, bool nesterov) {
-  // The CPU op's expressions in its order (apply_momentum in ops/src/nn_ops.cpp).
+  // The CPU op's expressions in its order (apply_momentum in ops/src/optimizer_ops.cpp).
   for (int64_t i = grid_start(); i < n; i += grid_stride()) {
     const float step = __fmul_rn(learning_rate, grad[i]);
     const float a = __fsub_rn(__fmul_rn(momentum, accum[i]), step);

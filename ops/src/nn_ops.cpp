@@ -8,9 +8,7 @@
 
 #include <troupe/ops/nn_ops.hpp>
 
-#include <cmath>
 #include <cstring>
-#include <initializer_list>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -30,12 +28,17 @@ namespace troupe {
 
 using internal::describe;
 using internal::mutable_view;
+using internal::require_floating;
+using internal::require_numeric;
+using internal::require_same_dtype;
+using internal::require_same_shape;
 using internal::require_valid;
 using internal::Vector;
 using internal::view;
 
 using internal::compute_t;
 using internal::eigen_t;
+using internal::visit_floating;
 
 namespace {
 
@@ -63,37 +66,6 @@ bool is_half(DType dtype) {
 }
 
 // -- argument checks ----------------------------------------------------------------------
-
-
-
-void require_floating(const Tensor& t, const char* op, const char* what) {
-  if (!is_floating(t.dtype()))
-    fail(Errc::not_supported, std::string{op} + ": " + what + " must be float16, bfloat16, "
-                                + "float32 or float64, but it is a " + describe(t)
-                                + "; cast it to float32 first");
-}
-
-void require_numeric(const Tensor& t, const char* op, const char* what) {
-  if (t.dtype() == DType::bool_)
-    fail(Errc::not_supported, std::string{op} + ": " + what + " cannot be a bool tensor ("
-                                + describe(t) + "); cast it to int32 or float32 first");
-}
-
-void require_same_dtype(const Tensor& a, const char* what_a, const Tensor& b, const char* what_b,
-                        const char* op) {
-  if (a.dtype() != b.dtype())
-    fail(Errc::dtype_mismatch, std::string{op} + ": " + what_a + " is a " + describe(a) + " but "
-                                 + what_b + " is a " + describe(b) + "; cast " + what_b + " to "
-                                 + std::string{name(a.dtype())} + " first");
-}
-
-void require_same_shape(const Tensor& a, const char* what_a, const Tensor& b, const char* what_b,
-                        const char* op) {
-  if (a.shape() != b.shape())
-    fail(Errc::shape_mismatch, std::string{op} + ": " + what_a + " has shape "
-                                 + a.shape().to_string() + " but " + what_b + " has shape "
-                                 + b.shape().to_string() + "; they must have the same shape");
-}
 
 /// Checks the labels/logits pair of the sparse losses; returns the number of classes.
 int64_t check_sparse_labels(const Tensor& labels, const Tensor& logits, const char* op,
@@ -264,42 +236,6 @@ int64_t argmax_row(const T* x, int64_t n) {
     }
   }
   return index;
-}
-
-// -- optimizer helpers ---------------------------------------------------------------------
-
-/// Checks that every tensor in `ts` is valid, floating and of the first one's dtype and shape.
-void check_update(std::initializer_list<std::pair<const Tensor*, const char*>> ts, const char* op) {
-  const auto& [first, first_name] = *ts.begin();
-  for (const auto& [t, what] : ts) {
-    require_valid(*t, op, what);
-    require_floating(*t, op, what);
-    if (t != first) {
-      require_same_dtype(*first, first_name, *t, what, op);
-      require_same_shape(*first, first_name, *t, what, op);
-    }
-  }
-}
-
-/// base^exponent for exponent >= 1 by repeated squaring: + and * only, so the
-/// same bits on every CPU and C library (unlike std::pow).
-double power(double base, int64_t exponent) {
-  double result = 1.0;
-  for (; exponent > 0; exponent >>= 1, base *= base)
-    if ((exponent & 1) != 0)
-      result *= base;
-  return result;
-}
-
-/// Calls fn(T{}) for a floating dtype.
-template <class Fn>
-void visit_floating(DType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DType::float16: fn(float16{}); break;
-    case DType::bfloat16: fn(bfloat16{}); break;
-    case DType::float32: fn(float{}); break;
-    default: fn(double{}); break;
-  }
 }
 
 } // namespace
@@ -609,114 +545,6 @@ Tensor sqrt(const Tensor& x) {
     mutable_view<T>(result) = view<T>(x).template cast<C>().sqrt().template cast<eigen_t<T>>();
   });
   return result;
-}
-
-// -- fused optimizer updates ----------------------------------------------------------------
-
-void axpy_inplace(Tensor& y, double alpha, const Tensor& x) {
-  const ScopedFlushDenormals flush_denormals;
-  check_update({{&y, "y"}, {&x, "x"}}, "axpy_inplace");
-  if (internal::any_on_gpu(y, x)) {
-    // The update runs where the tensor it writes lives.
-    if (!y.on_host())
-      return internal::gpu_axpy(y, alpha, x);
-    return axpy_inplace(y, alpha, x.to(y.device()));
-  }
-  visit_floating(y.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    using C = compute_t<T>;
-    // Write access first: when x shares y's buffer, y gets its own copy and x keeps the old values.
-    auto out = mutable_view<T>(y);
-    const auto in = view<T>(x);
-    out = (out.template cast<C>() + static_cast<C>(alpha) * in.template cast<C>())
-            .template cast<eigen_t<T>>();
-  });
-}
-
-void apply_momentum(Tensor& var, Tensor& accum, const Tensor& grad,
-                    const MomentumOptions& options) {
-  const ScopedFlushDenormals flush_denormals;
-  check_update({{&var, "var"}, {&accum, "accum"}, {&grad, "grad"}}, "apply_momentum");
-  if (internal::any_on_gpu(var, accum, grad)) {
-    if (!var.on_host())
-      return internal::gpu_momentum(var, accum, grad, options);
-    if (!accum.on_host())
-      fail(Errc::invalid_argument, "apply_momentum: var is on " + var.device().short_name() + " but accum is on "
-                                     + accum.device().short_name() + "; the tensors an update writes must live on "
-                                       "one device (create them there, or copy with .to())");
-    return apply_momentum(var, accum, grad.to(var.device()), options);
-  }
-  visit_floating(var.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    using C = compute_t<T>;
-    using E = eigen_t<T>;
-    auto w = mutable_view<T>(var);
-    auto a = mutable_view<T>(accum);
-    const auto g = view<T>(grad);
-    const auto lr = static_cast<C>(options.learning_rate);
-    const auto momentum = static_cast<C>(options.momentum);
-    a = (momentum * a.template cast<C>() - lr * g.template cast<C>()).template cast<E>();
-    if (options.nesterov)
-      w = (w.template cast<C>() + momentum * a.template cast<C>() - lr * g.template cast<C>())
-            .template cast<E>();
-    else
-      w = (w.template cast<C>() + a.template cast<C>()).template cast<E>();
-  });
-}
-
-void apply_adam(Tensor& var, Tensor& m, Tensor& v, const Tensor& grad, int64_t step,
-                const AdamOptions& options) {
-  const ScopedFlushDenormals flush_denormals;
-  check_update({{&var, "var"}, {&m, "m"}, {&v, "v"}, {&grad, "grad"}}, "apply_adam");
-  if (step < 1)
-    fail(Errc::invalid_argument, "apply_adam: step is " + std::to_string(step)
-                                   + " but counts updates from 1; pass 1 for the first update");
-  // The bias corrections in double, as a scalar per step (Keras computes them
-  // in float32); powers by squaring, not std::pow, whose last bit depends on
-  // the C library and the CPU.
-  const double alpha = options.learning_rate * std::sqrt(1.0 - power(options.beta_2, step))
-                       / (1.0 - power(options.beta_1, step));
-  if (internal::any_on_gpu(var, m, v, grad)) {
-    if (!var.on_host())
-      return internal::gpu_adam(var, m, v, grad, alpha, options);
-    if (!m.on_host() || !v.on_host())
-      fail(Errc::invalid_argument, "apply_adam: var is on " + var.device().short_name() + " but m is on "
-                                     + m.device().short_name() + " and v on " + v.device().short_name()
-                                     + "; the tensors an update writes must live on one device (create them "
-                                       "there, or copy with .to())");
-    return apply_adam(var, m, v, grad.to(var.device()), step, options);
-  }
-  if (var.dtype() == DType::float32) {
-    // Write access first, as below: shared buffers are copied before the kernel writes.
-    float* w = var.mutable_data<float>();
-    float* m1 = m.mutable_data<float>();
-    float* m2 = v.mutable_data<float>();
-    internal::cpu_kernels().adam_f32(
-      w, m1, m2, grad.data<float>(), var.num_elements(),
-      {static_cast<float>(alpha), static_cast<float>(1.0 - options.beta_1),
-       static_cast<float>(1.0 - options.beta_2), static_cast<float>(options.epsilon)});
-    return;
-  }
-  visit_floating(var.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    using C = compute_t<T>;
-    using E = eigen_t<T>;
-    auto w = mutable_view<T>(var);
-    auto m1 = mutable_view<T>(m);
-    auto m2 = mutable_view<T>(v);
-    const auto grad_view = view<T>(grad);
-    const auto g = grad_view.template cast<C>();
-    const auto one_minus_beta_1 = static_cast<C>(1.0 - options.beta_1);
-    const auto one_minus_beta_2 = static_cast<C>(1.0 - options.beta_2);
-    m1 =
-      (m1.template cast<C>() + (g - m1.template cast<C>()) * one_minus_beta_1).template cast<E>();
-    m2 = (m2.template cast<C>() + (g.square() - m2.template cast<C>()) * one_minus_beta_2)
-           .template cast<E>();
-    w = (w.template cast<C>()
-         - static_cast<C>(alpha) * m1.template cast<C>()
-             / (m2.template cast<C>().sqrt() + static_cast<C>(options.epsilon)))
-          .template cast<E>();
-  });
 }
 
 } // namespace troupe

@@ -1,20 +1,15 @@
 #include <troupe/strategies/checkpoint.hpp>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <functional>
 #include <optional>
 #include <set>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <troupe/actors/ps/worker_context.hpp>
 #include <troupe/core/errors.hpp>
-#include <troupe/core/crc32c.hpp>
+#include <troupe/strategies/checkpoint_files.hpp>
+#include <troupe/strategies/checkpoint_format.hpp>
 #include <troupe/strategies/context_frame.hpp>
 #include <troupe/strategies/cross_device_ops.hpp>
 #include <troupe/strategies/replica_context.hpp>
@@ -24,15 +19,11 @@
 
 namespace troupe {
 
+using internal::CheckpointEntry;
+using internal::describe;
+using internal::quote;
+
 namespace {
-
-constexpr char magic[8] = {'T', 'R', 'O', 'U', 'P', 'E', 'C', 'K'};
-constexpr uint32_t format_version = 1;
-constexpr uint32_t max_rank = 254;
-
-std::string quote(const std::string& path) {
-  return "\"" + path + "\"";
-}
 
 void require_cross_replica_context(const char* method) {
   const auto* frame = detail::current_context_frame();
@@ -59,258 +50,9 @@ std::string slot_entry(const std::string& key, const std::string& slot) {
   return key + "/" + slot;
 }
 
-std::string describe(DType dtype, const Shape& shape) {
-  return std::string(name(dtype)) + " " + shape.to_string();
-}
-
-// -- writing ------------------------------------------------------------------------
-
-/// Appends to a file descriptor through a buffer, keeping the CRC-32C of
-/// everything written. Large blocks bypass the buffer.
-class Writer {
-public:
-  Writer(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
-
-  void put(const void* data, std::size_t size) {
-    crc_ = internal::crc32c_extend(crc_, data, size);
-    if (size >= buffer_limit) {
-      flush();
-      write_all(data, size);
-      return;
-    }
-    buffer_.append(static_cast<const char*>(data), size);
-    if (buffer_.size() >= buffer_limit)
-      flush();
-  }
-  template <class T>
-  void put_le(T value) {
-    unsigned char bytes[sizeof(T)];
-    for (std::size_t i = 0; i < sizeof(T); ++i)
-      bytes[i] = static_cast<unsigned char>(static_cast<uint64_t>(value) >> (8 * i));
-    put(bytes, sizeof(T));
-  }
-  void flush() {
-    write_all(buffer_.data(), buffer_.size());
-    buffer_.clear();
-  }
-  [[nodiscard]] uint32_t crc() const noexcept { return crc_; }
-
-private:
-  static constexpr std::size_t buffer_limit = std::size_t{1} << 20;
-
-  void write_all(const void* data, std::size_t size) {
-    const auto* p = static_cast<const char*>(data);
-    while (size > 0) {
-      const ssize_t n = ::write(fd_, p, size);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        fail(Errc::failed_precondition, "Checkpoint::save: writing " + quote(path_) + " failed: " + std::strerror(errno));
-      p += n;
-      size -= static_cast<std::size_t>(n);
-    }
-  }
-
-  int fd_;
-  std::string path_;
-  std::string buffer_;
-  uint32_t crc_ = 0;
-};
-
-Errc errc_of(int error) {
-  return error == ENOENT || error == ENOTDIR ? Errc::not_found : Errc::failed_precondition;
-}
-
-void write_file(const std::string& tmp, const std::vector<std::pair<std::string, Tensor>>& entries) {
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    const int error = errno;
-    fail(errc_of(error), "Checkpoint::save: cannot create " + quote(tmp) + ": " + std::strerror(error));
-  }
-  try {
-    Writer out(fd, tmp);
-    out.put(magic, sizeof magic);
-    out.put_le<uint32_t>(format_version);
-    out.put_le<uint32_t>(static_cast<uint32_t>(entries.size()));
-    for (const auto& [key, saved] : entries) {
-      // Variables of GPU replicas are copied to the host to be written.
-      const Tensor value = saved.to("CPU:0");
-      out.put_le<uint32_t>(static_cast<uint32_t>(key.size()));
-      out.put(key.data(), key.size());
-      out.put_le<uint8_t>(static_cast<uint8_t>(value.dtype()));
-      out.put_le<uint32_t>(static_cast<uint32_t>(value.rank()));
-      for (int64_t d : value.shape().dims())
-        out.put_le<int64_t>(d);
-      out.put_le<uint64_t>(value.nbytes());
-      out.put(value.raw_data(), value.nbytes());
-      out.put_le<uint32_t>(internal::crc32c(value.raw_data(), value.nbytes()));
-    }
-    out.put_le<uint32_t>(out.crc());
-    out.flush();
-    // The data must be on disk before the rename makes it the checkpoint.
-    if (::fsync(fd) != 0)
-      fail(Errc::failed_precondition, "Checkpoint::save: flushing " + quote(tmp) + " failed: " + std::strerror(errno));
-  } catch (...) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  if (::close(fd) != 0) {
-    const int error = errno;
-    ::unlink(tmp.c_str());
-    fail(Errc::failed_precondition, "Checkpoint::save: closing " + quote(tmp) + " failed: " + std::strerror(error));
-  }
-}
-
-void sync_directory_of(const std::string& path) {
-  auto dir = std::filesystem::path(path).parent_path();
-  const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0)
-    return; // the rename happened; durability of the directory entry is best effort
-  (void)::fsync(fd);
-  ::close(fd);
-}
-
-// -- reading ------------------------------------------------------------------------
-
-std::string read_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int error = errno;
-    if (error == ENOENT || error == ENOTDIR)
-      fail(Errc::not_found, "Checkpoint::restore: checkpoint " + quote(path) + " does not exist");
-    fail(Errc::failed_precondition, "Checkpoint::restore: cannot open " + quote(path) + ": " + std::strerror(error));
-  }
-  std::string data;
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    fail(Errc::invalid_argument, "Checkpoint::restore: " + quote(path) + " is a directory, not a checkpoint file");
-  }
-  data.reserve(static_cast<std::size_t>(st.st_size));
-  char chunk[1 << 16];
-  while (true) {
-    const ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      const int error = errno;
-      ::close(fd);
-      fail(Errc::failed_precondition, "Checkpoint::restore: reading " + quote(path) + " failed: "
-                                        + std::strerror(error));
-    }
-    if (n == 0)
-      break;
-    data.append(chunk, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return data;
-}
-
-/// Reads the format with bounds checks; every failure is Error(data_loss) naming the file.
-class Reader {
-public:
-  Reader(const std::string& data, std::string path) : data_(data), path_(std::move(path)) {}
-
-  [[noreturn]] void corrupt(const std::string& what) const {
-    fail(Errc::data_loss, "Checkpoint::restore: " + quote(path_) + " is not a valid troupe checkpoint: " + what);
-  }
-
-  const char* take(std::size_t size, const std::string& what) {
-    if (size > data_.size() - offset_)
-      corrupt("the file is truncated or corrupted: " + what + " needs " + std::to_string(size)
-              + " bytes at offset " + std::to_string(offset_) + " but the file ends at "
-              + std::to_string(data_.size()));
-    const char* p = data_.data() + offset_;
-    offset_ += size;
-    return p;
-  }
-  template <class T>
-  T get_le(const std::string& what) {
-    const auto* p = reinterpret_cast<const unsigned char*>(take(sizeof(T), what));
-    uint64_t v = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i)
-      v |= static_cast<uint64_t>(p[i]) << (8 * i);
-    return static_cast<T>(v);
-  }
-  [[nodiscard]] std::size_t offset() const noexcept { return offset_; }
-  [[nodiscard]] std::size_t remaining() const noexcept { return data_.size() - offset_; }
-
-private:
-  const std::string& data_;
-  std::string path_;
-  std::size_t offset_ = 0;
-};
-
-struct Entry {
-  DType dtype;
-  Shape shape;
-  Tensor value;
-};
-
-std::map<std::string, Entry> parse(const std::string& data, const std::string& path) {
-  Reader in(data, path);
-  if (data.size() < sizeof magic || std::memcmp(data.data(), magic, sizeof magic) != 0)
-    in.corrupt(data.size() < sizeof magic && std::memcmp(data.data(), magic, data.size()) == 0
-                 ? "the file is truncated: it ends inside the header (" + std::to_string(data.size()) + " bytes)"
-                 : "bad magic: it does not start with \"TROUPECK\"");
-  (void)in.take(sizeof magic, "the magic");
-  const auto version = in.get_le<uint32_t>("the version");
-  if (version != format_version)
-    in.corrupt("it has format version " + std::to_string(version) + " but this troupe reads version "
-               + std::to_string(format_version));
-  const auto count = in.get_le<uint32_t>("the variable count");
-  std::map<std::string, Entry> entries;
-  for (uint32_t i = 0; i < count; ++i) {
-    const std::string which = "variable " + std::to_string(i + 1) + " of " + std::to_string(count);
-    const auto name_len = in.get_le<uint32_t>("the name length of " + which);
-    std::string key(in.take(name_len, "the name of " + which), name_len);
-    const std::string label = which + " ('" + key + "')";
-    const auto code = in.get_le<uint8_t>("the dtype of " + label);
-    if (code > static_cast<uint8_t>(last_dtype))
-      in.corrupt(label + " has an unknown dtype code " + std::to_string(code));
-    const auto dtype = static_cast<DType>(code);
-    const auto rank = in.get_le<uint32_t>("the rank of " + label);
-    if (rank > max_rank)
-      in.corrupt(label + " has rank " + std::to_string(rank));
-    std::vector<int64_t> dims;
-    for (uint32_t d = 0; d < rank; ++d) {
-      dims.push_back(in.get_le<int64_t>("the shape of " + label));
-      if (dims.back() < 0)
-        in.corrupt(label + " has a negative dimension " + std::to_string(dims.back()));
-    }
-    Shape shape(std::move(dims));
-    const auto nbytes = in.get_le<uint64_t>("the byte count of " + label);
-    // Checked without multiplying first, so huge corrupt dimensions cannot overflow.
-    const uint64_t elements = nbytes / size_of(dtype);
-    if (nbytes % size_of(dtype) != 0 || static_cast<uint64_t>(shape.num_elements()) != elements)
-      in.corrupt(label + " of " + describe(dtype, shape) + " says it has " + std::to_string(nbytes) + " bytes");
-    const char* bytes = in.take(nbytes, "the data of " + label);
-    const auto stored = in.get_le<uint32_t>("the checksum of " + label);
-    const auto actual = internal::crc32c(bytes, nbytes);
-    if (stored != actual)
-      in.corrupt("the data of " + label + " fails its checksum (CRC-32C " + std::to_string(actual)
-                 + ", the file says " + std::to_string(stored) + "): the file is corrupted");
-    Tensor value = Tensor::empty(shape, dtype);
-    if (nbytes > 0)
-      std::memcpy(value.mutable_raw_data(), bytes, nbytes);
-    if (!entries.emplace(key, Entry{dtype, shape, std::move(value)}).second)
-      in.corrupt("it holds two variables named '" + key + "'");
-  }
-  const std::size_t body = in.offset();
-  const auto stored = in.get_le<uint32_t>("the file checksum");
-  if (in.remaining() != 0)
-    in.corrupt(std::to_string(in.remaining()) + " unexpected bytes follow the file checksum");
-  const auto actual = internal::crc32c(data.data(), body);
-  if (stored != actual)
-    in.corrupt("the file fails its checksum (CRC-32C " + std::to_string(actual) + ", the file says "
-               + std::to_string(stored) + "): the file is corrupted");
-  return entries;
-}
-
 /// Checks `entries` (a parsed file) against `variables` before anything changes.
 void match(const std::map<std::string, Variable>& variables, const std::map<std::string, ShardedVariable>& sharded,
-           const std::map<std::string, Entry>& entries, const std::string& path,
+           const std::map<std::string, CheckpointEntry>& entries, const std::string& path,
            const CheckpointRestoreOptions& options) {
   const std::string different = "Checkpoint::restore: checkpoint from a different model: ";
   auto require_entry = [&](const std::string& key, DType dtype, const Shape& shape) {
@@ -339,7 +81,7 @@ void match(const std::map<std::string, Variable>& variables, const std::map<std:
       if (it == entries.end())
         continue; // never updated
       slot_entries.insert(it->first);
-      const Entry& entry = it->second;
+      const CheckpointEntry& entry = it->second;
       if (slot != "iterations") {
         if (entry.dtype != v.dtype() || entry.shape != v.shape())
           fail(Errc::invalid_argument, different + "optimizer slot '" + it->first + "' is "
@@ -390,18 +132,6 @@ void assign_all(const std::map<std::string, Variable>& variables, const std::map
       state->copies = std::move(copies);
     throw;
   }
-}
-
-void write_and_rename(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& entries) {
-  const std::string tmp = path + ".tmp";
-  write_file(tmp, entries);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    ::unlink(tmp.c_str());
-    fail(errc_of(error), "Checkpoint::save: cannot rename " + quote(tmp) + " to " + quote(path) + ": "
-                           + std::strerror(error) + "; " + quote(path) + " is unchanged");
-  }
-  sync_directory_of(path);
 }
 
 // -- agreeing across workers ----------------------------------------------------------
@@ -632,7 +362,7 @@ void Checkpoint::save(const std::string& path) const {
   }
   const std::vector<std::pair<std::string, Tensor>> entries(values.begin(), values.end());
   if (cluster == nullptr) {
-    write_and_rename(path, entries);
+    internal::write_checkpoint_file(path, entries);
     return;
   }
   // Only the chief writes: workers writing one shared path would race on
@@ -642,7 +372,7 @@ void Checkpoint::save(const std::string& path) const {
   ChiefReport mine;
   if (worker == 0) {
     try {
-      write_and_rename(path, entries);
+      internal::write_checkpoint_file(path, entries);
     } catch (const Error& e) {
       own = e;
     } catch (const std::exception& e) {
@@ -672,9 +402,9 @@ bool Checkpoint::restore_from(const std::string& path, const CheckpointRestoreOp
   require_cross_replica_context("Checkpoint::restore");
   Strategy* cluster = cluster_strategy(variables_, sharded_, "Checkpoint::restore");
   if (cluster == nullptr) {
-    std::map<std::string, Entry> entries;
+    std::map<std::string, CheckpointEntry> entries;
     try {
-      entries = parse(read_file(path), path);
+      entries = internal::parse_checkpoint(internal::read_checkpoint_file(path), path);
     } catch (const Error& e) {
       if (missing_ok && e.code() == Errc::not_found)
         return false;
@@ -692,12 +422,12 @@ bool Checkpoint::restore_from(const std::string& path, const CheckpointRestoreOp
   // values, so a worker that cannot see the file (or holds another one)
   // still resumes from the chief's state.
   const int worker = cluster->extended().worker_index();
-  std::map<std::string, Entry> entries;
+  std::map<std::string, CheckpointEntry> entries;
   std::optional<Error> own;
   ChiefReport mine;
   if (worker == 0) {
     try {
-      entries = parse(read_file(path), path);
+      entries = internal::parse_checkpoint(internal::read_checkpoint_file(path), path);
       match(variables_, sharded_, entries, path, options);
     } catch (const Error& e) {
       own = e;

@@ -189,7 +189,7 @@ void axpy_f32(const GpuLaunchContext&, float* y, float alpha, const float* x, in
 
 void momentum_f32(const GpuLaunchContext&, float* var, float* accum, const float* grad, int64_t n,
                   float learning_rate, float momentum, bool nesterov) {
-  // The CPU op's expressions, in its order (apply_momentum in ops/src/nn_ops.cpp).
+  // The CPU op's expressions, in its order (apply_momentum in ops/src/optimizer_ops.cpp).
   for (int64_t i = 0; i < n; ++i) {
     accum[i] = momentum * accum[i] - learning_rate * grad[i];
     if (nesterov)

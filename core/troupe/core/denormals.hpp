@@ -11,7 +11,7 @@ namespace troupe {
 /// - Every thread troupe's actor system starts (scheduler workers, detached
 ///   actors, the middleman) sets flush-to-zero (FTZ) and denormals-are-zero
 ///   (DAZ) once when it starts, and so does every replica's fiber.
-/// - Every kernel (core/nn_ops.hpp, core/tensor_ops.hpp, casts, the
+/// - Every kernel (ops/nn_ops.hpp, ops/optimizer_ops.hpp, ops/tensor_ops.hpp, casts, the
 ///   collectives' reductions) runs with both set whatever thread calls it,
 ///   and gives the calling thread its own mode back when it returns, so a
 ///   kernel's result does not depend on the thread that ran it.

@@ -69,6 +69,18 @@ struct Compute<uint8_t> {
 template <class T>
 using compute_t = typename Compute<T>::type;
 
+/// Calls fn(T{}) for a floating dtype; check it first (require_floating), as
+/// any other dtype is visited as double.
+template <class Fn>
+void visit_floating(DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::float16: fn(float16{}); break;
+    case DType::bfloat16: fn(bfloat16{}); break;
+    case DType::float32: fn(float{}); break;
+    default: fn(double{}); break;
+  }
+}
+
 /// A tensor's elements as an Eigen array of its Eigen element type.
 template <class T>
 using Vector = Eigen::Array<eigen_t<T>, Eigen::Dynamic, 1>;

@@ -1,10 +1,10 @@
 #pragma once
 
-// The GPU half of troupe's ops (internal to ops/): each op in tensor_ops.cpp
-// and nn_ops.cpp checks its operands as on the CPU, then comes here when an
-// operand lives on a GPU. Work is enqueued on that GPU's stream through its
-// device actor (DeviceMemory::launch) and the op returns at once; reading the
-// result on the host (`to("CPU:0")`) waits for it.
+// The GPU half of troupe's ops (internal to ops/): each op in tensor_ops.cpp,
+// nn_ops.cpp and optimizer_ops.cpp checks its operands as on the CPU, then
+// comes here when an operand lives on a GPU. Work is enqueued on that GPU's
+// stream through its device actor (DeviceMemory::launch) and the op returns
+// at once; reading the result on the host (`to("CPU:0")`) waits for it.
 //
 // The op runs on the GPU of its first GPU operand. Host operands are copied
 // there first, as TensorFlow places an op with a GPU input on that GPU; a
@@ -16,6 +16,7 @@
 
 #include <troupe/ops/gpu_kernels.hpp>
 #include <troupe/ops/nn_ops.hpp>
+#include <troupe/ops/optimizer_ops.hpp>
 
 namespace troupe::internal {
 
