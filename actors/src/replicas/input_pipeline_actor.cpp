@@ -8,11 +8,11 @@ namespace troupe::internal {
 
 InputPipelineActor::InputPipelineActor(caf::actor_config& cfg, std::shared_ptr<StepSource> source,
                                        int buffer_steps)
-  : caf::event_based_actor(cfg), source_(std::move(source)),
+  : InputPipelineHandle::base(cfg), source_(std::move(source)),
     buffer_steps_(static_cast<std::size_t>(std::max(buffer_steps, 1))) {
 }
 
-caf::behavior InputPipelineActor::make_behavior() {
+InputPipelineActor::behavior_type InputPipelineActor::make_behavior() {
   schedule_fill(); // start prefetching before the first fetch
   return {
     [this](InputFetchMsg& msg) { on_fetch(std::move(msg.slot)); },

@@ -3,34 +3,12 @@
 #include <deque>
 #include <exception>
 #include <memory>
-#include <optional>
 #include <vector>
 
-#include <caf/allowed_unsafe_message_type.hpp>
-#include <caf/event_based_actor.hpp>
-
-#include <troupe/actors/fibers/completion.hpp>
+#include <troupe/actors/replicas/input_pipeline_messages.hpp>
 #include <troupe/actors/replicas/step_source.hpp>
 
 namespace troupe::internal {
-
-/// Where the input actor leaves the steps the edge asked for.
-struct FetchSlot {
-  /// Steps asked for; fewer come only at the end of the data or before a
-  /// pipeline error (which the next fetch then gets).
-  std::size_t wanted = 1;
-  std::vector<std::vector<Element>> steps; ///< empty at the end of the data
-  std::exception_ptr error;
-  Completion done;
-};
-
-/// Edge -> input actor: fill `slot` with the next `slot->wanted` steps.
-struct InputFetchMsg {
-  std::shared_ptr<FetchSlot> slot;
-};
-
-/// Input actor -> itself: produce one more step ahead.
-struct InputFillMsg {};
 
 /// Runs one pass of a distributed dataset's pipeline and prefetches.
 ///
@@ -40,11 +18,11 @@ struct InputFillMsg {};
 /// A fetch is answered from the buffer at once, or as soon as enough steps
 /// are produced. The end of the data and pipeline errors are remembered and
 /// given to every later fetch.
-class InputPipelineActor final : public caf::event_based_actor {
+class InputPipelineActor final : public InputPipelineHandle::base {
 public:
   InputPipelineActor(caf::actor_config& cfg, std::shared_ptr<StepSource> source, int buffer_steps);
 
-  caf::behavior make_behavior() override;
+  behavior_type make_behavior() override;
   [[nodiscard]] const char* name() const override { return "troupe.input_pipeline"; }
 
 private:
@@ -64,6 +42,3 @@ private:
 };
 
 } // namespace troupe::internal
-
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::InputFetchMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::InputFillMsg)
