@@ -140,6 +140,15 @@ std::vector<Stage> stages_of(const std::string& name, ClosureId id) {
   return {};
 }
 
+/// Stand-in servers (plain actors answering the same messages) as the
+/// coordinator holds them.
+std::vector<ParameterServerHandle> as_parameter_servers(const std::vector<caf::actor>& servers) {
+  std::vector<ParameterServerHandle> typed;
+  for (const auto& server : servers)
+    typed.push_back(caf::actor_cast<ParameterServerHandle>(server));
+  return typed;
+}
+
 struct FakeWorkerState {
   std::string name;
   std::vector<caf::actor> servers;
@@ -279,7 +288,7 @@ struct Cluster {
     : rt(testing::make_runtime(mode, 1)), runtime(rt->impl()) {
     servers = make_servers != nullptr ? make_servers(runtime) : real_servers(runtime);
     CoordinatorOptions options;
-    options.parameter_servers = servers;
+    options.parameter_servers = as_parameter_servers(servers);
     options.parameter_server_names = server_names;
     options.commit_timeout = request_deadline;
     if (tweak)
@@ -298,8 +307,8 @@ struct Cluster {
 
   /// A parameter server named server_names[index] holding var_key = [0].
   static caf::actor real_server(RuntimeImpl& runtime, std::size_t index) {
-    auto server =
-      runtime.system().spawn<ParameterServerActor>(ParameterServerOptions{server_names.at(index)});
+    auto server = caf::actor_cast<caf::actor>(
+      runtime.system().spawn<ParameterServerActor>(ParameterServerOptions{server_names.at(index)}));
     REQUIRE(ask<caf::unit_t>(runtime, server,
                              PsCreateMsg{var_key, "v", Tensor::from_vector<int64_t>({0})}));
     return server;
@@ -592,7 +601,7 @@ TEST_CASE(
   CHECK_THAT(error_message_of([&] { CoordinatorHandle coordinator(rt->executor(), nullptr, names_mismatch); }),
              Contains("2 parameter server names for 1 parameter servers"));
   CoordinatorOptions null_server;
-  null_server.parameter_servers = {server, caf::actor{}};
+  null_server.parameter_servers = {server, ParameterServerHandle{}};
   CHECK(error_code_of([&] { CoordinatorHandle coordinator(rt->executor(), nullptr, null_server); })
         == Errc::invalid_argument);
   caf::anon_send_exit(server, caf::exit_reason::user_shutdown);

@@ -90,7 +90,7 @@ Answer<T> ask(Runtime& rt, const caf::actor& ps, Msg msg) {
 }
 
 caf::actor spawn_ps(Runtime& rt, std::string name) {
-  return rt.impl().system().spawn<ParameterServerActor>(ParameterServerOptions{std::move(name)});
+  return caf::actor_cast<caf::actor>(rt.impl().system().spawn<ParameterServerActor>(ParameterServerOptions{std::move(name)}));
 }
 
 Tensor ints(std::vector<int64_t> values) {

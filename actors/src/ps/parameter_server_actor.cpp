@@ -180,10 +180,10 @@ void add_parameter_server_types(caf::actor_system_config& cfg) {
 // -- ParameterServerActor ---------------------------------------------------------
 
 ParameterServerActor::ParameterServerActor(caf::actor_config& cfg, ParameterServerOptions options)
-  : caf::event_based_actor(cfg), options_(std::move(options)) {
+  : ParameterServerHandle::base(cfg), options_(std::move(options)) {
 }
 
-caf::behavior ParameterServerActor::make_behavior() {
+ParameterServerActor::behavior_type ParameterServerActor::make_behavior() {
   return {
     [this](PsCreateMsg& msg) { return on_create(msg); },
     [this](const PsReadMsg& msg) { return on_read(msg); },

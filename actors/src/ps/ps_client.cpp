@@ -13,7 +13,7 @@ PsClient::PsClient(caf::event_based_actor* self)
       std::chrono::duration<double>(knobs().collective_timeout_seconds))) {
 }
 
-std::shared_ptr<bool> PsClient::track(const caf::actor& server, const std::string& what,
+std::shared_ptr<bool> PsClient::track(const ParameterServerHandle& server, const std::string& what,
                                       const OnFailure& on_failure) {
   auto& open = in_flight_[server.address()];
   if (open.empty())

@@ -85,7 +85,7 @@ PsCluster::PsCluster(Executor& runtime, ClusterNode& node, int devices_per_worke
   // This task's own actor first, published, so that the others' lookups find it.
   if (task_type_ == "ps") {
     auto server = runtime_.system().spawn<ParameterServerActor>(ParameterServerOptions{task_name("ps", task_index_)});
-    node.publish(published_server, server);
+    node.publish(published_server, caf::actor_cast<caf::actor>(server));
     own_server_ = server;
   } else if (task_type_ == "worker") {
     workers_.push_back(spawn_worker(task_index_));
@@ -186,8 +186,10 @@ void PsCluster::look_up_peers(ClusterNode& node) {
   const auto timeout = std::chrono::duration_cast<caf::timespan>(
     std::chrono::duration<double>(knobs().cluster_init_timeout_seconds));
   for (int j = 0; j < shape_.ps; ++j) {
-    servers_.push_back(j == task_index_ && task_type_ == "ps" ? own_server_
-                                                               : node.lookup(member("ps", j), published_server, timeout));
+    // Another task's server comes as a plain actor: its interface is this one.
+    servers_.push_back(j == task_index_ && task_type_ == "ps"
+                         ? own_server_
+                         : caf::actor_cast<ParameterServerHandle>(node.lookup(member("ps", j), published_server, timeout)));
     routing_->servers[member("ps", j)] = j;
   }
   if (!is_coordinator())
@@ -433,7 +435,8 @@ void PsCluster::kill_parameter_server(int index, const std::string& reason) {
   if (index < 0 || index >= shape_.ps)
     fail(Errc::out_of_range, "kill_parameter_server: ps " + std::to_string(index) + " does not exist; the cluster "
                              "has ps tasks 0.." + std::to_string(shape_.ps - 1));
-  const auto& server = servers_[static_cast<std::size_t>(index)];
+  // An exit message is no part of any interface: sent as to a plain actor.
+  const auto server = caf::actor_cast<caf::actor>(servers_[static_cast<std::size_t>(index)]);
   caf::anon_send(server, caf::exit_msg{server.address(), caf::make_error(Errc::peer_lost, reason)});
 }
 

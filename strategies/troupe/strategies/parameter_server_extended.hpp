@@ -12,6 +12,7 @@
 #include <caf/actor.hpp>
 
 #include <troupe/actors/fwd.hpp>
+#include <troupe/actors/ps/parameter_server_messages.hpp>
 #include <troupe/strategies/partitioners.hpp>
 #include <troupe/strategies/round_robin_placement.hpp>
 #include <troupe/strategies/strategy_extended.hpp>
@@ -41,7 +42,7 @@ public:
   [[nodiscard]] int num_workers_in_cluster() const noexcept { return workers_; }
   [[nodiscard]] int num_ps() const noexcept { return static_cast<int>(servers_.size()); }
   [[nodiscard]] const std::optional<Partitioner>& partitioner() const noexcept { return partitioner_; }
-  [[nodiscard]] const std::vector<caf::actor>& parameter_servers() const noexcept { return servers_; }
+  [[nodiscard]] const std::vector<ParameterServerHandle>& parameter_servers() const noexcept { return servers_; }
   [[nodiscard]] RoundRobinPlacement& placement() noexcept { return placement_; }
   /// Whether this process is the coordinator (the chief), not a worker or ps task.
   [[nodiscard]] bool is_coordinator() const noexcept { return coordinator_; }
@@ -56,7 +57,7 @@ private:
   std::optional<Partitioner> partitioner_;
   int workers_ = 0;
   bool coordinator_ = true;
-  std::vector<caf::actor> servers_;
+  std::vector<ParameterServerHandle> servers_;
   std::vector<DeviceSpec> devices_;
   std::vector<DeviceSpec> ps_devices_;
   RoundRobinPlacement placement_;

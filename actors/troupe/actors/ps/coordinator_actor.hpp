@@ -68,7 +68,7 @@ private:
   };
 
   struct ParameterServer {
-    caf::actor actor;
+    ParameterServerHandle actor;
     std::string name;
   };
 

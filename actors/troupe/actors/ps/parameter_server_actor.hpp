@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include <caf/event_based_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include <troupe/actors/ps/parameter_server_messages.hpp>
 #include <troupe/core/tensor.hpp>
@@ -46,11 +46,11 @@ struct ParameterServerOptions {
 ///
 /// Errors name the server, the shard (variable name and key) and the attempt.
 /// Handlers never throw: kernel exceptions become errors.
-class ParameterServerActor final : public caf::event_based_actor {
+class ParameterServerActor final : public ParameterServerHandle::base {
 public:
   ParameterServerActor(caf::actor_config& cfg, ParameterServerOptions options);
 
-  caf::behavior make_behavior() override;
+  behavior_type make_behavior() override;
   [[nodiscard]] const char* name() const override { return "troupe.parameter_server"; }
 
 private:

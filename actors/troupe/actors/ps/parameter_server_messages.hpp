@@ -14,6 +14,8 @@
 
 #include <caf/meta/load_callback.hpp>
 #include <caf/meta/type_name.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
 #include <caf/type_id.hpp>
 
 #include <troupe/core/errors.hpp>
@@ -277,6 +279,14 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, PsGatherMsg& x) {
   return f(caf::meta::type_name("troupe::PsGatherMsg"), x.key, x.rows, x.attempt);
 }
+
+/// What a parameter server accepts (ParameterServerActor); every request is
+/// answered, or failed naming the server, the variable and the attempt.
+using ParameterServerHandle = caf::typed_actor<
+  caf::reacts_to<PsCreateMsg>, caf::replies_to<PsReadMsg>::with<Tensor>, caf::reacts_to<PsApplyMsg>,
+  caf::reacts_to<PsStageMsg>, caf::replies_to<PsCommitMsg>::with<PsCommitReply>,
+  caf::replies_to<PsAbortMsg>::with<uint32_t>, caf::replies_to<PsStatsMsg>::with<PsStats>,
+  caf::replies_to<PsGatherMsg>::with<Tensor>>;
 
 /// Registers the parameter-server messages with `cfg`, after
 /// add_cluster_types (every process that hosts or talks to a parameter

@@ -18,6 +18,7 @@
 #include <caf/event_based_actor.hpp>
 
 #include <troupe/actors/fibers/completion.hpp>
+#include <troupe/actors/ps/parameter_server_messages.hpp>
 #include <troupe/actors/runtime/executor.hpp>
 #include <troupe/actors/runtime/request_error.hpp>
 #include <troupe/core/errors.hpp>
@@ -62,7 +63,7 @@ public:
   /// Sends `msg` to `server` and calls exactly one of `on_reply` and
   /// `on_failure`. `Reply` is the answer's type (void: an empty answer).
   template <class Reply, class Msg>
-  void request(const caf::actor& server, std::string what, Msg msg, OnReply<Reply> on_reply, OnFailure on_failure);
+  void request(const ParameterServerHandle& server, std::string what, Msg msg, OnReply<Reply> on_reply, OnFailure on_failure);
 
   /// To be called from the actor's down handler: fails the open requests to
   /// the server that went down (any other down is ignored).
@@ -76,7 +77,7 @@ private:
   };
 
   /// Records a new request to `server` (monitoring it first); returns its open flag.
-  std::shared_ptr<bool> track(const caf::actor& server, const std::string& what, const OnFailure& on_failure);
+  std::shared_ptr<bool> track(const ParameterServerHandle& server, const std::string& what, const OnFailure& on_failure);
   [[nodiscard]] std::string failure(const std::string& what, const caf::error& err, Errc code) const;
 
   caf::event_based_actor* self_;
@@ -85,7 +86,7 @@ private:
 };
 
 template <class Reply, class Msg>
-void PsClient::request(const caf::actor& server, std::string what, Msg msg, OnReply<Reply> on_reply,
+void PsClient::request(const ParameterServerHandle& server, std::string what, Msg msg, OnReply<Reply> on_reply,
                        OnFailure on_failure) {
   auto open = track(server, what, on_failure);
   auto on_error = [this, open, what = std::move(what), on_failure = std::move(on_failure)](caf::error& err) {
@@ -116,7 +117,7 @@ void PsClient::request(const caf::actor& server, std::string what, Msg msg, OnRe
 /// error, and the message.
 template <class Msg>
 struct PsRequest {
-  caf::actor server;
+  ParameterServerHandle server;
   std::string what;
   Msg msg;
 };

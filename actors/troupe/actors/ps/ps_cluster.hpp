@@ -9,6 +9,7 @@
 #include <caf/actor.hpp>
 
 #include <troupe/actors/fwd.hpp>
+#include <troupe/actors/ps/parameter_server_messages.hpp>
 
 namespace troupe::internal {
 
@@ -82,7 +83,7 @@ public:
   /// way the program ends.
   void note_job_failure(const std::string& error);
   /// The parameter servers, by ps task index.
-  [[nodiscard]] const std::vector<caf::actor>& parameter_servers() const noexcept { return servers_; }
+  [[nodiscard]] const std::vector<ParameterServerHandle>& parameter_servers() const noexcept { return servers_; }
   [[nodiscard]] std::vector<std::string> parameter_server_names() const;
 
   /// The coordinator actor that gets CoordinatorAddWorkerMsg for every live
@@ -128,10 +129,10 @@ private:
   /// Across processes: routes the node's TaskLostMsg to the coordinator (chief) or to serve().
   std::shared_ptr<LossRouting> routing_;
   caf::actor loss_listener_;
-  caf::actor own_server_; ///< a ps task's own server
+  ParameterServerHandle own_server_; ///< a ps task's own server
   caf::actor settings_agreement_; ///< the chief's PsSettingsAgreement (elsewhere: found at the first call)
   uint32_t settings_round_ = 0;  ///< this task's calls of agree_on_settings so far
-  std::vector<caf::actor> servers_;
+  std::vector<ParameterServerHandle> servers_;
   std::mutex mutex_;
   std::vector<Worker> workers_;
   caf::actor coordinator_;

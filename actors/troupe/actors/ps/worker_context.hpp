@@ -83,7 +83,7 @@ public:
   /// the order of their sequence numbers.
   struct StageTarget {
     int ps = 0;
-    caf::actor server;
+    ParameterServerHandle server;
     std::string what; ///< "ShardedVariable 'w': assign_add of shard 1", for errors
     ShardUpdate update;
   };
