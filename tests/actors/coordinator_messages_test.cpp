@@ -241,3 +241,34 @@ TEST_CASE(
     CHECK_THAT(r2.text, Contains("error code") && Contains("unknown value 200"));
   }
 }
+
+TEST_CASE("the coordinator's in-process messages print, and its edge calls refuse to leave the process",
+          "[actors][coordinator][messages]") {
+  WireSystem w;
+  auto slot = std::make_shared<CoordinatorCallSlot>();
+  slot->spec.function_name = "train_step";
+  CoordinatorScheduleMsg schedule{slot};
+  CHECK(caf::deep_to_string(schedule) == R"(troupe::CoordinatorScheduleMsg("train_step"))");
+  CoordinatorPsLostMsg ps_lost{1, "its control connection went down"};
+  CHECK(caf::deep_to_string(ps_lost) == R"(troupe::CoordinatorPsLostMsg(1, "its control connection went down"))");
+  CoordinatorNoWorkerDeadlineMsg deadline{3};
+  CHECK(caf::deep_to_string(deadline) == "troupe::CoordinatorNoWorkerDeadlineMsg(3)");
+  for (auto* name : {"schedule", "join", "done"}) {
+    CAPTURE(name);
+    std::vector<char> bytes;
+    caf::binary_serializer sink(w.sys, bytes);
+    caf::error error;
+    if (std::string{name} == "schedule")
+      error = sink(schedule);
+    else if (std::string{name} == "join") {
+      CoordinatorJoinMsg join{slot};
+      error = sink(join);
+    } else {
+      CoordinatorDoneMsg done{slot};
+      error = sink(done);
+    }
+    const auto r = refusal(w.sys, std::move(error));
+    CHECK(r.code == Errc::not_supported);
+    CHECK_THAT(r.text, Contains("holds pointers into its process"));
+  }
+}

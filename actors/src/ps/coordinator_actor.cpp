@@ -48,7 +48,7 @@ void add_coordinator_types(caf::actor_system_config& cfg) {
 // -- CoordinatorActor -------------------------------------------------------------
 
 CoordinatorActor::CoordinatorActor(caf::actor_config& cfg, CoordinatorOptions options)
-  : caf::event_based_actor(cfg), options_(std::move(options)) {
+  : CoordinatorActorHandle::base(cfg), options_(std::move(options)) {
   options_.queue_capacity = std::max<std::size_t>(options_.queue_capacity, 1);
   for (std::size_t i = 0; i < options_.parameter_servers.size(); ++i)
     servers_.push_back(ParameterServer{options_.parameter_servers[i], i < options_.parameter_server_names.size()
@@ -61,7 +61,7 @@ CoordinatorActor::CoordinatorActor(caf::actor_config& cfg, CoordinatorOptions op
     monitor(server.actor);
 }
 
-caf::behavior CoordinatorActor::make_behavior() {
+CoordinatorActor::behavior_type CoordinatorActor::make_behavior() {
   set_down_handler([this](caf::down_msg& msg) {
     const std::string reason = "its actor terminated (" + to_string(msg.reason) + ")";
     for (std::size_t i = 0; i < servers_.size(); ++i)
@@ -354,8 +354,10 @@ void CoordinatorActor::dispatch() {
     Closure closure = std::move(queue_.front());
     queue_.pop_front();
     ++closure.attempt;
-    send(worker.actor,
-         RunClosureMsg{closure.id, closure.attempt, static_cast<int>(i), closure.spec, caf::actor_cast<caf::actor>(this)});
+    // Workers are plain actors (a typed actor may only send() to typed ones);
+    // the message names the coordinator to answer.
+    caf::anon_send(worker.actor, RunClosureMsg{closure.id, closure.attempt, static_cast<int>(i), closure.spec,
+                                               caf::actor_cast<caf::actor>(this)});
     worker.running = std::move(closure);
   }
 }
@@ -458,7 +460,7 @@ std::string CoordinatorActor::ps_name(int64_t ps_task) const {
 
 void CoordinatorActor::notify_listeners(const Closure& closure, AttemptOutcome outcome, const std::string& reason) {
   for (const auto& listener : options_.attempt_listeners)
-    send(listener, ClosureAttemptEndedMsg{closure.id, closure.attempt, outcome, reason});
+    caf::anon_send(listener, ClosureAttemptEndedMsg{closure.id, closure.attempt, outcome, reason});
 }
 
 bool CoordinatorActor::any_worker_alive() const noexcept {

@@ -44,7 +44,7 @@ std::string member(const char* job, int index) {
 /// Across processes: where the node's verdicts on lost tasks go.
 struct PsCluster::LossRouting {
   std::mutex mutex;
-  caf::actor coordinator;
+  CoordinatorActorHandle coordinator;
   std::map<std::string, caf::actor> workers; ///< the chief's view: "worker:1" -> its WorkerActor
   std::map<std::string, int> servers;        ///< "ps:0" -> 0
   std::map<std::string, std::string> lost;   ///< member -> why, for a coordinator attached later
@@ -352,7 +352,7 @@ std::vector<std::string> PsCluster::parameter_server_names() const {
   return names;
 }
 
-void PsCluster::attach_coordinator(caf::actor coordinator) {
+void PsCluster::attach_coordinator(CoordinatorActorHandle coordinator) {
   if (!is_coordinator())
     fail(Errc::failed_precondition, "only the chief task schedules functions; this is task " + task_type_ + ":"
                                       + std::to_string(task_index_) + ", which runs them (Runtime::serve())");

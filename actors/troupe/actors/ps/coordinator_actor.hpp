@@ -43,11 +43,11 @@ namespace troupe::internal {
 /// 7. While no worker is alive and closures or calls wait, a deadline of
 ///    `no_worker_timeout` runs; when it passes they fail naming that, and
 ///    schedule fails at once until a worker joins again.
-class CoordinatorActor final : public caf::event_based_actor {
+class CoordinatorActor final : public CoordinatorActorHandle::base {
 public:
   CoordinatorActor(caf::actor_config& cfg, CoordinatorOptions options);
 
-  caf::behavior make_behavior() override;
+  behavior_type make_behavior() override;
   /// Settles every closure not yet settled as cancelled, so no fetch waits forever.
   void on_exit() override;
   [[nodiscard]] const char* name() const override { return "troupe.coordinator"; }

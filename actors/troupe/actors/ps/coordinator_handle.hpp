@@ -67,7 +67,7 @@ public:
   void parameter_server_lost(int ps_task, std::string reason);
 
   /// The coordinator actor, to which workers send ClosureFinishedMsg.
-  [[nodiscard]] const caf::actor& actor() const noexcept { return actor_; }
+  [[nodiscard]] const CoordinatorActorHandle& actor() const noexcept { return actor_; }
   [[nodiscard]] Executor& runtime() noexcept { return *runtime_; }
   [[nodiscard]] PsCluster* cluster() noexcept { return cluster_; }
 
@@ -76,7 +76,7 @@ private:
 
   Executor* runtime_;
   PsCluster* cluster_;
-  caf::actor actor_;
+  CoordinatorActorHandle actor_;
 };
 
 } // namespace troupe::internal

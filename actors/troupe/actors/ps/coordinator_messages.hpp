@@ -16,19 +16,20 @@
 #include <vector>
 
 #include <caf/actor.hpp>
-#include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/deserializer.hpp>
 #include <caf/error.hpp>
 #include <caf/meta/load_callback.hpp>
 #include <caf/meta/type_name.hpp>
 #include <caf/serializer.hpp>
 #include <caf/type_id.hpp>
+#include <caf/typed_actor.hpp>
 
 #include <troupe/actors/fibers/completion.hpp>
 #include <troupe/actors/ps/parameter_server_messages.hpp>
 #include <troupe/actors/remote_value_status.hpp>
 #include <troupe/core/bounded_field.hpp>
 #include <troupe/core/errors.hpp>
+#include <troupe/core/local_only.hpp>
 
 
 namespace troupe::internal {
@@ -255,17 +256,56 @@ struct CoordinatorOptions {
   std::chrono::milliseconds commit_timeout = default_commit_timeout();
 };
 
-} // namespace troupe::internal
+// -- printing the in-process messages ---------------------------------------------
 
-// The edge's calls and the actor's own timer stay in the coordinator's
-// process: they carry shared slots (or nothing a peer should see).
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::CoordinatorScheduleMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::CoordinatorJoinMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::CoordinatorDoneMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::CoordinatorAddWorkerMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::CoordinatorWorkerLostMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::CoordinatorPsLostMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::CoordinatorNoWorkerDeadlineMsg)
+// Local-only: the edge's calls carry the slot a thread of this process waits on.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, CoordinatorScheduleMsg& x) {
+  std::string function = x.slot ? x.slot->spec.function_name : std::string{};
+  return inspect_local_only(f, "troupe::CoordinatorScheduleMsg", function);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, CoordinatorJoinMsg&) {
+  return inspect_local_only(f, "troupe::CoordinatorJoinMsg");
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, CoordinatorDoneMsg&) {
+  return inspect_local_only(f, "troupe::CoordinatorDoneMsg");
+}
+
+// The failure detector's verdicts and the timer come from this process only
+// (no type ID), but nothing in them ties them to it.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, CoordinatorAddWorkerMsg& x) {
+  return f(caf::meta::type_name("troupe::CoordinatorAddWorkerMsg"), x.worker, x.name);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, CoordinatorWorkerLostMsg& x) {
+  return f(caf::meta::type_name("troupe::CoordinatorWorkerLostMsg"), x.worker, x.reason);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, CoordinatorPsLostMsg& x) {
+  return f(caf::meta::type_name("troupe::CoordinatorPsLostMsg"), x.ps_task, x.reason);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, CoordinatorNoWorkerDeadlineMsg& x) {
+  return f(caf::meta::type_name("troupe::CoordinatorNoWorkerDeadlineMsg"), x.generation);
+}
+
+/// What a coordinator accepts (CoordinatorActor): the edge's calls, the
+/// failure detector's verdicts, the workers' results and its own timer.
+using CoordinatorActorHandle = caf::typed_actor<
+  caf::reacts_to<CoordinatorScheduleMsg>, caf::reacts_to<CoordinatorJoinMsg>, caf::reacts_to<CoordinatorDoneMsg>,
+  caf::reacts_to<CoordinatorAddWorkerMsg>, caf::reacts_to<CoordinatorWorkerLostMsg>,
+  caf::reacts_to<ClosureFinishedMsg>, caf::reacts_to<CoordinatorNoWorkerDeadlineMsg>,
+  caf::reacts_to<CoordinatorPsLostMsg>>;
+
+} // namespace troupe::internal
 
 // Starts where the parameter-server block ends: two blocks that start at the
 // same id collide wherever both headers are included.

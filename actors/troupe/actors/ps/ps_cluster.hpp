@@ -9,6 +9,7 @@
 #include <caf/actor.hpp>
 
 #include <troupe/actors/fwd.hpp>
+#include <troupe/actors/ps/coordinator_messages.hpp>
 #include <troupe/actors/ps/parameter_server_messages.hpp>
 
 namespace troupe::internal {
@@ -89,7 +90,7 @@ public:
   /// The coordinator actor that gets CoordinatorAddWorkerMsg for every live
   /// worker now and every restarted one later, and CoordinatorWorkerLostMsg
   /// for every killed one. One at a time: a second is Error(failed_precondition).
-  void attach_coordinator(caf::actor coordinator);
+  void attach_coordinator(CoordinatorActorHandle coordinator);
   void detach_coordinator() noexcept;
 
   // -- fault injection (tests, the fault sample) -----------------------------------
@@ -135,7 +136,7 @@ private:
   std::vector<ParameterServerHandle> servers_;
   std::mutex mutex_;
   std::vector<Worker> workers_;
-  caf::actor coordinator_;
+  CoordinatorActorHandle coordinator_;
   std::string raised_error_; ///< note_raised_error's latest
   bool job_failed_ = false;  ///< note_job_failure was called
 };
