@@ -35,8 +35,10 @@ constexpr auto answer_within = std::chrono::seconds(10);
 
 struct AgreementSystem : troupe::testing::WireSystem {
   /// An agreement of chief:0 with worker:0, worker:1 and ps:0.
+  /// As the tasks reach it: a plain actor (found by name on the chief's node).
   caf::actor spawn(caf::timespan wait = std::chrono::seconds(30)) {
-    return sys.spawn<PsSettingsAgreement>(std::vector<std::string>{"worker:0", "worker:1", "ps:0"}, wait);
+    return caf::actor_cast<caf::actor>(
+      sys.spawn<PsSettingsAgreement>(std::vector<std::string>{"worker:0", "worker:1", "ps:0"}, wait));
   }
 };
 

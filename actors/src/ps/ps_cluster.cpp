@@ -96,8 +96,8 @@ PsCluster::PsCluster(Executor& runtime, ClusterNode& node, int devices_per_worke
       if (task != node.task_type() + ":" + std::to_string(node.task_index()))
         members.push_back(task);
     settings_agreement_ = runtime_.system().spawn<PsSettingsAgreement>(std::move(members), init_timeout());
-    node.watch_losses(settings_agreement_);
-    node.publish(published_settings, settings_agreement_);
+    node.watch_losses(caf::actor_cast<caf::actor>(settings_agreement_));
+    node.publish(published_settings, caf::actor_cast<caf::actor>(settings_agreement_));
   }
   try {
     look_up_peers(node);
@@ -247,7 +247,8 @@ std::string PsCluster::agree_on_settings(const std::string& settings) {
     // timeout; this task waits a little longer, and not at all once the
     // chief is gone.
     if (!settings_agreement_)
-      settings_agreement_ = node_->lookup("chief:0", published_settings, init_timeout());
+      settings_agreement_ =
+        caf::actor_cast<PsSettingsAgreementHandle>(node_->lookup("chief:0", published_settings, init_timeout()));
     caf::scoped_actor self{runtime_.system()};
     self->monitor(settings_agreement_);
     self->send(settings_agreement_, PsSettingsMsg{round, me, settings});
@@ -271,7 +272,7 @@ std::string PsCluster::agree_on_settings(const std::string& settings) {
         trouble = "no answer within twice TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS";
         done = true;
       });
-    self->demonitor(settings_agreement_);
+    self->demonitor(settings_agreement_.address());
     if (!answered)
       fail(code, "check_same_across_workers on task " + me + ": the chief did not give its verdict on the tasks' "
                    "settings: " + trouble);
@@ -341,7 +342,9 @@ PsCluster::Worker PsCluster::spawn_worker(int index) {
   Worker worker;
   worker.name = task_name("worker", index);
   worker.context = std::make_shared<WorkerContext>(runtime_, index, worker.name, shape_.ps);
-  worker.actor = runtime_.system().spawn<WorkerActor>(worker.context, knobs().fiber_stack_bytes);
+  // Held as a plain actor: the coordinator also holds other processes' workers.
+  worker.actor = caf::actor_cast<caf::actor>(
+    runtime_.system().spawn<WorkerActor>(worker.context, knobs().fiber_stack_bytes));
   return worker;
 }
 

@@ -43,10 +43,10 @@ void add_ps_settings_types(caf::actor_system_config& cfg) {
 }
 
 PsSettingsAgreement::PsSettingsAgreement(caf::actor_config& cfg, std::vector<std::string> members, caf::timespan wait)
-  : caf::event_based_actor(cfg), members_(std::move(members)), wait_(wait) {
+  : PsSettingsAgreementHandle::base(cfg), members_(std::move(members)), wait_(wait) {
 }
 
-caf::behavior PsSettingsAgreement::make_behavior() {
+PsSettingsAgreement::behavior_type PsSettingsAgreement::make_behavior() {
   // An error that comes as a message (a task bounced a verdict it did not
   // expect) would end this actor by CAF's default; the job's check goes on.
   set_error_handler([this](caf::error& error) {

@@ -22,6 +22,12 @@ std::string joined(const std::vector<std::string>& names) {
   return out.empty() ? "none" : out;
 }
 
+/// The coordinator that sent `msg`, which answers to its typed interface
+/// (the message carries it as a plain actor, as it crosses processes).
+CoordinatorActorHandle coordinator_of(const RunClosureMsg& msg) {
+  return caf::actor_cast<CoordinatorActorHandle>(msg.coordinator);
+}
+
 /// The answer for an attempt that could not run.
 ClosureFinishedMsg failed_attempt(const RunClosureMsg& msg, Errc code, std::string error) {
   ClosureFinishedMsg reply;
@@ -54,12 +60,12 @@ private:
 } // namespace
 
 WorkerActor::WorkerActor(caf::actor_config& cfg, std::shared_ptr<WorkerContext> context, std::size_t stack_bytes)
-  : caf::event_based_actor(cfg), context_(std::move(context)), stack_bytes_(stack_bytes) {
+  : WorkerActorHandle::base(cfg), context_(std::move(context)), stack_bytes_(stack_bytes) {
 }
 
 WorkerActor::~WorkerActor() = default;
 
-caf::behavior WorkerActor::make_behavior() {
+WorkerActor::behavior_type WorkerActor::make_behavior() {
   // No handler lets an exception escape: it would kill this actor and leave
   // its closure to the coordinator's loss detection.
   return {
@@ -87,7 +93,7 @@ void WorkerActor::start(RunClosureMsg& msg) {
   if (running_) {
     // The coordinator hands a worker one closure at a time: a second one is
     // a broken protocol, answered as that closure's failure.
-    send(msg.coordinator, failed_attempt(msg, Errc::internal,
+    send(coordinator_of(msg), failed_attempt(msg, Errc::internal,
                                          "worker " + context_->name() + " got closure " + std::to_string(msg.id)
                                            + " while running closure " + std::to_string(running_->msg.id)));
     return;
@@ -96,7 +102,7 @@ void WorkerActor::start(RunClosureMsg& msg) {
     try {
       create_fiber();
     } catch (const std::exception& e) {
-      send(msg.coordinator, failed_attempt(msg, Errc::internal,
+      send(coordinator_of(msg), failed_attempt(msg, Errc::internal,
                                            "worker " + context_->name() + " cannot create its fiber ("
                                              + std::to_string(stack_bytes_)
                                              + " bytes of stack, TROUPE_FIBER_STACK_KIB): " + e.what()));
@@ -191,7 +197,7 @@ void WorkerActor::report(Running& running) {
   reply.code = running.code;
   reply.error = std::move(running.error);
   reply.staged_per_server = context_->staged_per_server();
-  send(running.msg.coordinator, std::move(reply));
+  send(coordinator_of(running.msg), std::move(reply));
 }
 
 void WorkerActor::await(const Completion& done) {

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include <caf/actor.hpp>
-#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/meta/type_name.hpp>
 
 #include <troupe/actors/fibers/completion.hpp>
 
@@ -24,7 +24,7 @@ struct HandOff {
 /// scheduled function on a worker). A blocking troupe call made there (a
 /// variable read from a parameter server, strategy.run inside a scheduled
 /// function) must not block the actor's thread, which other actors need:
-/// RuntimeImpl::wait asks the current FiberWaiter to suspend the fiber
+/// Executor::wait asks the current FiberWaiter to suspend the fiber
 /// instead, and the actor resumes it when the completion is set.
 class FiberWaiter {
 public:
@@ -94,10 +94,13 @@ private:
 /// What an actor sends itself when the completion its fiber awaits is set.
 struct FiberWakeMsg {};
 
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, FiberWakeMsg&) {
+  return f(caf::meta::type_name("troupe::FiberWakeMsg"));
+}
+
 /// Arranges for `self` to receive FiberWakeMsg once `done` is set; false when
 /// `done` already is (resume the fiber at once then).
 [[nodiscard]] bool wake_when_set(const Completion& done, const caf::actor& self);
 
 } // namespace troupe::internal
-
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::FiberWakeMsg)

@@ -11,6 +11,7 @@
 #include <troupe/actors/fwd.hpp>
 #include <troupe/actors/ps/coordinator_messages.hpp>
 #include <troupe/actors/ps/parameter_server_messages.hpp>
+#include <troupe/actors/ps/ps_settings_messages.hpp>
 
 namespace troupe::internal {
 
@@ -131,7 +132,7 @@ private:
   std::shared_ptr<LossRouting> routing_;
   caf::actor loss_listener_;
   ParameterServerHandle own_server_; ///< a ps task's own server
-  caf::actor settings_agreement_; ///< the chief's PsSettingsAgreement (elsewhere: found at the first call)
+  PsSettingsAgreementHandle settings_agreement_; ///< the chief's PsSettingsAgreement (elsewhere: found at the first call)
   uint32_t settings_round_ = 0;  ///< this task's calls of agree_on_settings so far
   std::vector<ParameterServerHandle> servers_;
   std::mutex mutex_;

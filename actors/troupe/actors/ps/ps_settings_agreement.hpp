@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include <caf/event_based_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 #include <caf/response_promise.hpp>
 #include <caf/timespan.hpp>
 
@@ -34,11 +34,11 @@ namespace troupe::internal {
 /// 4. A task whose settings for a decided round come later (a restarted
 ///    worker that rejoined) is judged against the chief's alone: refused,
 ///    and named in the chief's log, when they differ; the job goes on.
-class PsSettingsAgreement final : public caf::event_based_actor {
+class PsSettingsAgreement final : public PsSettingsAgreementHandle::base {
 public:
   PsSettingsAgreement(caf::actor_config& cfg, std::vector<std::string> members, caf::timespan wait);
 
-  caf::behavior make_behavior() override;
+  behavior_type make_behavior() override;
   void on_exit() override;
   [[nodiscard]] const char* name() const override { return "troupe.ps_settings"; }
 

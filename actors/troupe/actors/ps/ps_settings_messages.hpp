@@ -13,13 +13,16 @@
 #include <memory>
 #include <string>
 
-#include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/meta/type_name.hpp>
 #include <caf/type_id.hpp>
+#include <caf/typed_actor.hpp>
 
 #include <troupe/actors/fibers/completion.hpp>
 #include <troupe/actors/ps/coordinator_messages.hpp>
 #include <troupe/core/bounded_field.hpp>
+#include <troupe/core/local_only.hpp>
+#include <troupe/net/bootstrap/task_joined.hpp>
+#include <troupe/net/bootstrap/task_lost.hpp>
 
 namespace caf {
 class actor_system_config;
@@ -80,15 +83,29 @@ struct PsSettingsDeadlineMsg {
   uint32_t round = 0;
 };
 
+// Local-only: the chief's call carries a slot its thread waits on.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, PsSettingsChiefMsg& x) {
+  return inspect_local_only(f, "troupe::PsSettingsChiefMsg", x.round, x.settings);
+}
+
+// The actor's own timer: no type ID, but it prints.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, PsSettingsDeadlineMsg& x) {
+  return f(caf::meta::type_name("troupe::PsSettingsDeadlineMsg"), x.round);
+}
+
+/// What the chief's settings agreement accepts (PsSettingsAgreement): the
+/// tasks' settings (answered with the round's verdict), the chief's own, its
+/// timer, and the chief's node's verdicts on members.
+using PsSettingsAgreementHandle = caf::typed_actor<
+  caf::replies_to<PsSettingsMsg>::with<PsSettingsVerdictMsg>, caf::reacts_to<PsSettingsChiefMsg>,
+  caf::reacts_to<PsSettingsDeadlineMsg>, caf::reacts_to<TaskLostMsg>, caf::reacts_to<TaskJoinedMsg>>;
+
 /// Registers the wire messages above (make_config does it for every Runtime).
 void add_ps_settings_types(caf::actor_system_config& cfg);
 
 } // namespace troupe::internal
-
-// Local only: the chief's call carries a slot its thread waits on, and the
-// deadline is the actor's own timer; neither ever crosses a process.
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::PsSettingsChiefMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::PsSettingsDeadlineMsg)
 
 CAF_BEGIN_TYPE_ID_BLOCK(troupe_ps_settings, caf::id_block::troupe_coordinator::end)
   CAF_ADD_TYPE_ID(troupe_ps_settings, (troupe::internal::PsSettingsMsg))

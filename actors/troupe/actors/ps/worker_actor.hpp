@@ -6,7 +6,8 @@
 #include <string>
 
 #include <boost/context/fiber.hpp>
-#include <caf/event_based_actor.hpp>
+#include <caf/meta/type_name.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include <troupe/actors/ps/coordinator_messages.hpp>
 #include <troupe/actors/fibers/fiber_waiter.hpp>
@@ -18,6 +19,16 @@ namespace troupe::internal {
 /// process cut off from the cluster would (the function it runs goes on to
 /// its end, and its late updates are refused by the servers), then exits.
 struct WorkerZombieMsg {};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, WorkerZombieMsg&) {
+  return f(caf::meta::type_name("troupe::WorkerZombieMsg"));
+}
+
+/// What a worker accepts (WorkerActor): attempts to run from the coordinator,
+/// its fiber's wake-ups, and the zombie test hook.
+using WorkerActorHandle =
+  caf::typed_actor<caf::reacts_to<RunClosureMsg>, caf::reacts_to<FiberWakeMsg>, caf::reacts_to<WorkerZombieMsg>>;
 
 /// One worker task of a parameter-server cluster: runs the closures the
 /// coordinator hands it, one at a time, each on this actor's fiber.
@@ -31,12 +42,12 @@ struct WorkerZombieMsg {};
 /// 3. When the function returns or throws, the actor answers the coordinator
 ///    with ClosureFinishedMsg, carrying how many updates it staged at each
 ///    parameter server: the coordinator alone commits them.
-class WorkerActor final : public caf::event_based_actor, public FiberWaiter {
+class WorkerActor final : public WorkerActorHandle::base, public FiberWaiter {
 public:
   WorkerActor(caf::actor_config& cfg, std::shared_ptr<WorkerContext> context, std::size_t stack_bytes);
   ~WorkerActor() override;
 
-  caf::behavior make_behavior() override;
+  behavior_type make_behavior() override;
   void on_exit() override;
   [[nodiscard]] const char* name() const override { return "troupe.worker"; }
 
@@ -69,5 +80,3 @@ private:
 };
 
 } // namespace troupe::internal
-
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::WorkerZombieMsg)

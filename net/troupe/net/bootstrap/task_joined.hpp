@@ -3,7 +3,7 @@
 #include <string>
 
 #include <caf/actor.hpp>
-#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/meta/type_name.hpp>
 
 namespace troupe::internal {
 
@@ -17,6 +17,10 @@ struct TaskJoinedMsg {
   caf::actor node;
 };
 
-} // namespace troupe::internal
+// In-process only (node -> its watchers), so no type ID; it prints.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, TaskJoinedMsg& x) {
+  return f(caf::meta::type_name("troupe::TaskJoinedMsg"), x.task, x.node);
+}
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::TaskJoinedMsg)
+} // namespace troupe::internal

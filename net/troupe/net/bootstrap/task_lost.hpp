@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/meta/type_name.hpp>
 
 namespace troupe::internal {
 
@@ -21,6 +21,10 @@ struct TaskLostMsg {
   std::string job_error;
 };
 
-} // namespace troupe::internal
+// In-process only (node -> its watchers), so no type ID; it prints.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, TaskLostMsg& x) {
+  return f(caf::meta::type_name("troupe::TaskLostMsg"), x.task, x.why, x.left, x.job_error);
+}
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::TaskLostMsg)
+} // namespace troupe::internal
