@@ -101,15 +101,17 @@ std::string replica_list(const std::vector<int>& ids) {
 } // namespace
 
 CollectiveGroupActor::CollectiveGroupActor(caf::actor_config& cfg, GroupSetup setup)
-  : caf::event_based_actor(cfg), setup_(std::move(setup)), progress_(setup_.devices.size()) {
+  : CollectiveGroupActorHandle::base(cfg), setup_(std::move(setup)), progress_(setup_.devices.size()) {
 }
 
-caf::behavior CollectiveGroupActor::make_behavior() {
+CollectiveGroupActor::behavior_type CollectiveGroupActor::make_behavior() {
   if (setup_.cluster) {
     cross_ = std::make_unique<CrossWorkerCollectives>(
       setup_.group_id, *setup_.cluster,
       [this](int to, const FrameHeader& header, FrameBytes bytes) {
-        send(setup_.link, LinkSendMsg{to, header, std::move(bytes)});
+        // The link is a plain actor (net/ has no typed interfaces yet), which a
+        // typed actor reaches with anon_send; it reads no sender.
+        caf::anon_send(setup_.link, LinkSendMsg{to, header, std::move(bytes)});
       },
       [this](const CollectiveKey& key, std::vector<Tensor> result) {
         if (auto i = pending_.find(key); i != pending_.end())
@@ -129,7 +131,7 @@ caf::behavior CollectiveGroupActor::make_behavior() {
       if (auto i = agreed_on_.find(key); i != agreed_on_.end() && gpu_)
         gpu_->failed(i->second, why);
     });
-    send(setup_.link, LinkRegisterMsg{setup_.group_id, this});
+    caf::anon_send(setup_.link, LinkRegisterMsg{setup_.group_id, caf::actor_cast<caf::actor>(this)});
   }
   return {
     [this](const LinkFrameMsg& msg) {
@@ -161,7 +163,7 @@ void CollectiveGroupActor::on_exit() {
   if (cross_) {
     // The other workers must not wait out their timeout for this group.
     cross_->abort_pending("its strategy was destroyed before this collective ended");
-    send(setup_.link, LinkRegisterMsg{setup_.group_id, nullptr});
+    caf::anon_send(setup_.link, LinkRegisterMsg{setup_.group_id, caf::actor{}});
   }
   cross_.reset();
   if (gpu_)
@@ -185,7 +187,7 @@ std::string CollectiveGroupActor::who_sent_what(const Pending& pending) const {
 void CollectiveGroupActor::on_contribution(ContributionMsg& msg) {
   const auto key = msg.key;
   const auto replica = static_cast<size_t>(msg.replica);
-  auto sender = caf::actor_cast<caf::actor>(current_sender());
+  auto sender = caf::actor_cast<ReplicaActorHandle>(current_sender());
   // Every replica finished the previous runs before this one started.
   progress_.forget_runs_before(key.group, key.run);
   progress_.working_on(replica, key.run);

@@ -47,12 +47,12 @@ std::string describe(const std::exception_ptr& error) {
 } // namespace
 
 ReplicaActor::ReplicaActor(caf::actor_config& cfg, ReplicaSetup setup)
-  : caf::event_based_actor(cfg), setup_(std::move(setup)) {
+  : ReplicaActorHandle::base(cfg), setup_(std::move(setup)) {
 }
 
 ReplicaActor::~ReplicaActor() = default;
 
-caf::behavior ReplicaActor::make_behavior() {
+ReplicaActor::behavior_type ReplicaActor::make_behavior() {
   // No handler lets an exception escape: it would kill this actor (CAF-NOTES
   // §7.3) and leave the run waiting for it forever.
   return {

@@ -29,8 +29,8 @@ caf::timespan to_timespan(double seconds) {
 
 struct ReplicaGroup::Impl {
   Executor& runtime;
-  caf::actor group;
-  std::vector<caf::actor> replicas;
+  CollectiveGroupActorHandle group;
+  std::vector<ReplicaActorHandle> replicas;
   std::vector<ReplicaActor*> handles;
   uint64_t runs = 0;
   std::atomic<bool> running{false};

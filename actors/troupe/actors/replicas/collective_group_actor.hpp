@@ -8,7 +8,7 @@
 #include <vector>
 
 #include <caf/actor_clock.hpp>
-#include <caf/event_based_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include <troupe/collectives/cross_worker_collectives.hpp>
 #include <troupe/collectives/progress_tracker.hpp>
@@ -57,18 +57,18 @@ struct GroupSetup {
 /// a collective its peers issued (or fails first) fails that collective at
 /// once, and a single timer fails collectives that pass their deadline,
 /// naming who contributed and who did not (after logging a stall warning).
-class CollectiveGroupActor final : public caf::event_based_actor {
+class CollectiveGroupActor final : public CollectiveGroupActorHandle::base {
 public:
   CollectiveGroupActor(caf::actor_config& cfg, GroupSetup setup);
 
-  caf::behavior make_behavior() override;
+  behavior_type make_behavior() override;
   void on_exit() override;
   [[nodiscard]] const char* name() const override { return "troupe.collective_group"; }
 
 private:
   struct Pending {
     std::vector<std::optional<ContributionMsg>> contributions;
-    std::vector<caf::actor> senders;
+    std::vector<ReplicaActorHandle> senders;
     size_t arrived = 0;
     caf::actor_clock::time_point deadline;
     caf::actor_clock::time_point stall_at;

@@ -1,22 +1,25 @@
 #pragma once
 
 // The messages a CollectiveGroupActor accepts (collective_group_actor.hpp),
-// besides the link's LinkFrameMsg and PeerLostMsg (net/link/link_messages.hpp).
-// They carry closures and shared plans, so they never leave the process: CAF
-// is told they are local-only (CAF_ALLOW_UNSAFE_MESSAGE_TYPE) rather than
-// given inspect overloads. Messages that cross processes live in type-ID
-// blocks (core/type_ids.hpp, net/bootstrap/cluster_types.hpp).
+// besides the link's LinkFrameMsg and PeerLostMsg (net/link/link_messages.hpp),
+// and its typed handle. They never leave the process (a contribution carries
+// its tensors in shared memory): none has a type ID, and the contribution's
+// inspect() refuses serialisation (core/local_only.hpp).
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 
-#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/meta/type_name.hpp>
+#include <caf/typed_actor.hpp>
 
 #include <troupe/actors/replicas/replica_handle.hpp>
 #include <troupe/collectives/collective_fingerprint.hpp>
 #include <troupe/collectives/collective_key.hpp>
+#include <troupe/collectives/collective_key_inspect.hpp>
+#include <troupe/core/local_only.hpp>
+#include <troupe/net/link/link_messages.hpp>
 
 namespace troupe::internal {
 
@@ -57,10 +60,39 @@ struct NcclCommunicatorFailedMsg {
   std::string why;
 };
 
-} // namespace troupe::internal
+// Local-only: the request's tensors are shared with the replica.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ContributionMsg& x) {
+  std::string fingerprint = x.fingerprint.describe();
+  return inspect_local_only(f, "troupe::ContributionMsg", x.key, x.replica, fingerprint);
+}
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::ContributionMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::PartDoneMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::ReplicaFinishedMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::DeadlineTickMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclCommunicatorFailedMsg)
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, PartDoneMsg& x) {
+  return f(caf::meta::type_name("troupe::PartDoneMsg"), x.key, x.part, x.failure);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ReplicaFinishedMsg& x) {
+  return f(caf::meta::type_name("troupe::ReplicaFinishedMsg"), x.run, x.replica, x.issued, x.failure);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, DeadlineTickMsg&) {
+  return f(caf::meta::type_name("troupe::DeadlineTickMsg"));
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, NcclCommunicatorFailedMsg& x) {
+  return f(caf::meta::type_name("troupe::NcclCommunicatorFailedMsg"), x.key, x.name, x.why);
+}
+
+/// What a collective group accepts (CollectiveGroupActor): its replicas'
+/// contributions and reports, its timer, NCCL failures, and its link's frames
+/// and verdicts.
+using CollectiveGroupActorHandle = caf::typed_actor<
+  caf::reacts_to<LinkFrameMsg>, caf::reacts_to<PeerLostMsg>, caf::reacts_to<ContributionMsg>,
+  caf::reacts_to<ReplicaFinishedMsg>, caf::reacts_to<PartDoneMsg>, caf::reacts_to<DeadlineTickMsg>,
+  caf::reacts_to<NcclCommunicatorFailedMsg>>;
+
+} // namespace troupe::internal

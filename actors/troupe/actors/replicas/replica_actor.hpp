@@ -5,7 +5,7 @@
 #include <memory>
 
 #include <boost/context/fiber.hpp>
-#include <caf/event_based_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include <troupe/actors/replicas/collective_group_messages.hpp>
 #include <troupe/actors/fibers/fiber_waiter.hpp>
@@ -20,7 +20,7 @@ struct ReplicaSetup {
   int replica = 0;
   uint64_t group_id = 0;
   DeviceSpec device;
-  caf::actor group;
+  CollectiveGroupActorHandle group;
   void* frame = nullptr;
   std::size_t stack_bytes = 1024 << 10;
   /// Collectives of GPU tensors run on host copies (the multi-worker ring,
@@ -43,12 +43,12 @@ struct ReplicaSetup {
 /// 5. When the function returns, the actor tells the group how many
 ///    collectives it issued (so missing ones fail at once) and reports to the
 ///    RunJob. No thread ever blocks; the fiber is reused across runs.
-class ReplicaActor final : public caf::event_based_actor, public ReplicaHandle, public FiberWaiter {
+class ReplicaActor final : public ReplicaActorHandle::base, public ReplicaHandle, public FiberWaiter {
 public:
   ReplicaActor(caf::actor_config& cfg, ReplicaSetup setup);
   ~ReplicaActor() override;
 
-  caf::behavior make_behavior() override;
+  behavior_type make_behavior() override;
   void on_exit() override;
   [[nodiscard]] const char* name() const override { return "troupe.replica"; }
 
