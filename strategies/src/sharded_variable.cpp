@@ -73,7 +73,7 @@ auto fan_out(const ShardedVariableState& state, std::vector<ShardRequest<Msg>> r
 
 } // namespace
 
-ShardedVariable make_sharded_variable(Runtime& runtime, const std::vector<ParameterServerHandle>& servers, std::string name,
+ShardedVariable make_sharded_variable(Runtime& runtime, const std::vector<ParameterServerActorHandle>& servers, std::string name,
                                       const Tensor& initial, const std::optional<Partitioner>& partitioner,
                                       RoundRobinPlacement& placement, bool create_on_servers) {
   if (!initial.valid())

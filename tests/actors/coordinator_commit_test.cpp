@@ -142,10 +142,10 @@ std::vector<Stage> stages_of(const std::string& name, ClosureId id) {
 
 /// Stand-in servers (plain actors answering the same messages) as the
 /// coordinator holds them.
-std::vector<ParameterServerHandle> as_parameter_servers(const std::vector<caf::actor>& servers) {
-  std::vector<ParameterServerHandle> typed;
+std::vector<ParameterServerActorHandle> as_parameter_servers(const std::vector<caf::actor>& servers) {
+  std::vector<ParameterServerActorHandle> typed;
   for (const auto& server : servers)
-    typed.push_back(caf::actor_cast<ParameterServerHandle>(server));
+    typed.push_back(caf::actor_cast<ParameterServerActorHandle>(server));
   return typed;
 }
 
@@ -601,7 +601,7 @@ TEST_CASE(
   CHECK_THAT(error_message_of([&] { CoordinatorHandle coordinator(rt->executor(), nullptr, names_mismatch); }),
              Contains("2 parameter server names for 1 parameter servers"));
   CoordinatorOptions null_server;
-  null_server.parameter_servers = {server, ParameterServerHandle{}};
+  null_server.parameter_servers = {server, ParameterServerActorHandle{}};
   CHECK(error_code_of([&] { CoordinatorHandle coordinator(rt->executor(), nullptr, null_server); })
         == Errc::invalid_argument);
   caf::anon_send_exit(server, caf::exit_reason::user_shutdown);

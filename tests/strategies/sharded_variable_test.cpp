@@ -69,7 +69,7 @@ struct Servers {
   }
 
   std::unique_ptr<Runtime> rt; // declared first: the actor handles go before their runtime
-  std::vector<ParameterServerHandle> ps;
+  std::vector<ParameterServerActorHandle> ps;
   RoundRobinPlacement placement;
   std::optional<ShardedVariable> first;
 };

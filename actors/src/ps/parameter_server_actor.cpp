@@ -180,7 +180,7 @@ void add_parameter_server_types(caf::actor_system_config& cfg) {
 // -- ParameterServerActor ---------------------------------------------------------
 
 ParameterServerActor::ParameterServerActor(caf::actor_config& cfg, ParameterServerOptions options)
-  : ParameterServerHandle::base(cfg), options_(std::move(options)) {
+  : ParameterServerActorHandle::base(cfg), options_(std::move(options)) {
 }
 
 ParameterServerActor::behavior_type ParameterServerActor::make_behavior() {

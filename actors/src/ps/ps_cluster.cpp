@@ -189,7 +189,7 @@ void PsCluster::look_up_peers(ClusterNode& node) {
     // Another task's server comes as a plain actor: its interface is this one.
     servers_.push_back(j == task_index_ && task_type_ == "ps"
                          ? own_server_
-                         : caf::actor_cast<ParameterServerHandle>(node.lookup(member("ps", j), published_server, timeout)));
+                         : caf::actor_cast<ParameterServerActorHandle>(node.lookup(member("ps", j), published_server, timeout)));
     routing_->servers[member("ps", j)] = j;
   }
   if (!is_coordinator())

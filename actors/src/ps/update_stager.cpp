@@ -2,6 +2,7 @@
 
 #include <map>
 #include <memory>
+#include <type_traits>
 #include <utility>
 
 #include <caf/all.hpp>
@@ -34,8 +35,8 @@ void record_failure(StageSlot& slot, Errc code, std::string error) {
   slot.error = std::move(error);
 }
 
-caf::behavior update_stager(caf::stateful_actor<StagerState>* self) {
-  auto client = std::make_shared<PsClient>(self);
+UpdateStagerHandle::behavior_type update_stager(UpdateStagerHandle::stateful_pointer<StagerState> self) {
+  auto client = std::make_shared<BasicPsClient<std::remove_pointer_t<decltype(self)>>>(self);
   self->set_down_handler([client](caf::down_msg& msg) { client->server_down(msg); });
   return {
     [self, client](StageUpdatesMsg& msg) {
@@ -65,7 +66,7 @@ caf::behavior update_stager(caf::stateful_actor<StagerState>* self) {
 
 } // namespace
 
-caf::actor spawn_update_stager(Executor& runtime) {
+UpdateStagerHandle spawn_update_stager(Executor& runtime) {
   return runtime.system().spawn(update_stager);
 }
 

@@ -68,7 +68,7 @@ void WorkerContext::count_staged(AttemptId attempt, int ps) {
 void WorkerContext::stage(std::vector<StageTarget> updates) {
   if (updates.empty())
     return;
-  caf::actor stager;
+  UpdateStagerHandle stager;
   AttemptId attempt;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -102,7 +102,7 @@ uint64_t WorkerContext::register_resource(std::type_index type, ResourceBuilder 
 
 void WorkerContext::shut_down() noexcept {
   std::map<uint64_t, std::shared_ptr<void>> dropped;
-  caf::actor stager;
+  UpdateStagerHandle stager;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     dropped.swap(resources_);

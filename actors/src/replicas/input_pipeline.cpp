@@ -10,7 +10,7 @@ namespace troupe::internal {
 
 struct InputPipeline::Impl {
   Executor* runtime = nullptr;
-  InputPipelineHandle actor;
+  InputPipelineActorHandle actor;
   std::unique_ptr<StepSource> inline_source; // no runtime: produce on the calling thread
   std::exception_ptr inline_error;
 };

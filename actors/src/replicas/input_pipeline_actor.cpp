@@ -8,7 +8,7 @@ namespace troupe::internal {
 
 InputPipelineActor::InputPipelineActor(caf::actor_config& cfg, std::shared_ptr<StepSource> source,
                                        int buffer_steps)
-  : InputPipelineHandle::base(cfg), source_(std::move(source)),
+  : InputPipelineActorHandle::base(cfg), source_(std::move(source)),
     buffer_steps_(static_cast<std::size_t>(std::max(buffer_steps, 1))) {
 }
 

@@ -42,7 +42,7 @@ public:
   [[nodiscard]] int num_workers_in_cluster() const noexcept { return workers_; }
   [[nodiscard]] int num_ps() const noexcept { return static_cast<int>(servers_.size()); }
   [[nodiscard]] const std::optional<Partitioner>& partitioner() const noexcept { return partitioner_; }
-  [[nodiscard]] const std::vector<ParameterServerHandle>& parameter_servers() const noexcept { return servers_; }
+  [[nodiscard]] const std::vector<ParameterServerActorHandle>& parameter_servers() const noexcept { return servers_; }
   [[nodiscard]] RoundRobinPlacement& placement() noexcept { return placement_; }
   /// Whether this process is the coordinator (the chief), not a worker or ps task.
   [[nodiscard]] bool is_coordinator() const noexcept { return coordinator_; }
@@ -57,7 +57,7 @@ private:
   std::optional<Partitioner> partitioner_;
   int workers_ = 0;
   bool coordinator_ = true;
-  std::vector<ParameterServerHandle> servers_;
+  std::vector<ParameterServerActorHandle> servers_;
   std::vector<DeviceSpec> devices_;
   std::vector<DeviceSpec> ps_devices_;
   RoundRobinPlacement placement_;

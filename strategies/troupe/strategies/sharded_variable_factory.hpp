@@ -29,7 +29,7 @@ struct ShardedVariableState {
   DType dtype = DType::float32;
   ShardLayout layout{Shape{}, 1};
   std::vector<int> ps_tasks;        ///< per shard: its ps task
-  std::vector<ParameterServerHandle> servers;  ///< per shard: that task's server
+  std::vector<ParameterServerActorHandle> servers;  ///< per shard: that task's server
 };
 
 /// Creates variable `name` with value `initial` on `servers` (the parameter
@@ -39,7 +39,7 @@ struct ShardedVariableState {
 /// naming the server that refused or exited, or Error(timeout). With
 /// `create_on_servers` false it only makes the handle (a worker process of a
 /// cluster, whose coordinator creates the shards).
-[[nodiscard]] ShardedVariable make_sharded_variable(Runtime& runtime, const std::vector<ParameterServerHandle>& servers,
+[[nodiscard]] ShardedVariable make_sharded_variable(Runtime& runtime, const std::vector<ParameterServerActorHandle>& servers,
                                                     std::string name, const Tensor& initial,
                                                     const std::optional<Partitioner>& partitioner,
                                                     RoundRobinPlacement& placement, bool create_on_servers = true);

@@ -68,7 +68,7 @@ private:
   };
 
   struct ParameterServer {
-    ParameterServerHandle actor;
+    ParameterServerActorHandle actor;
     std::string name;
   };
 

@@ -246,7 +246,7 @@ struct CoordinatorOptions {
   /// The parameter servers, by ps task index (the index of
   /// ClosureFinishedMsg::staged_per_server). The coordinator commits and
   /// aborts attempts on them and monitors them: losing one fails everything.
-  std::vector<ParameterServerHandle> parameter_servers;
+  std::vector<ParameterServerActorHandle> parameter_servers;
   /// Their names for messages ("/job:ps/replica:0/task:1"); empty = made up
   /// from the index. Otherwise one per server.
   std::vector<std::string> parameter_server_names;

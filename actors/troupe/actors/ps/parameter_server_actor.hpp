@@ -46,7 +46,7 @@ struct ParameterServerOptions {
 ///
 /// Errors name the server, the shard (variable name and key) and the attempt.
 /// Handlers never throw: kernel exceptions become errors.
-class ParameterServerActor final : public ParameterServerHandle::base {
+class ParameterServerActor final : public ParameterServerActorHandle::base {
 public:
   ParameterServerActor(caf::actor_config& cfg, ParameterServerOptions options);
 

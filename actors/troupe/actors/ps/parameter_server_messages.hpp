@@ -282,7 +282,7 @@ typename Inspector::result_type inspect(Inspector& f, PsGatherMsg& x) {
 
 /// What a parameter server accepts (ParameterServerActor); every request is
 /// answered, or failed naming the server, the variable and the attempt.
-using ParameterServerHandle = caf::typed_actor<
+using ParameterServerActorHandle = caf::typed_actor<
   caf::reacts_to<PsCreateMsg>, caf::replies_to<PsReadMsg>::with<Tensor>, caf::reacts_to<PsApplyMsg>,
   caf::reacts_to<PsStageMsg>, caf::replies_to<PsCommitMsg>::with<PsCommitReply>,
   caf::replies_to<PsAbortMsg>::with<uint32_t>, caf::replies_to<PsStatsMsg>::with<PsStats>,

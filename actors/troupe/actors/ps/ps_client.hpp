@@ -25,6 +25,15 @@
 
 namespace troupe::internal {
 
+/// TROUPE_COLLECTIVE_TIMEOUT_SECONDS: the deadline of every request to a server.
+[[nodiscard]] caf::timespan ps_request_timeout();
+/// "<what> failed: <err>", with a hint on a timeout.
+[[nodiscard]] std::string request_failure(caf::local_actor& self, const std::string& what, const caf::error& err,
+                                          Errc code);
+/// "<what> failed: the server's actor terminated (<reason>): its task was lost".
+[[nodiscard]] std::string lost_server_failure(caf::local_actor& self, const std::string& what,
+                                              const caf::down_msg& msg);
+
 namespace detail {
 template <class Reply>
 struct ReplyCallback {
@@ -47,27 +56,38 @@ struct ReplyCallback<void> {
 /// and the cause, in the same words for every caller.
 ///
 /// Lives in its actor (one per actor; the actor's down handler calls
-/// server_down) and is used from its handlers only.
-class PsClient {
+/// server_down) and is used from its handlers only. `Self` is the actor's
+/// type (an event-based actor, typed or not).
+template <class Self>
+class BasicPsClient {
 public:
   /// A failed request: its code and its message ("<what> failed: <why>").
   using OnFailure = std::function<void(Errc code, std::string message)>;
   template <class Reply>
   using OnReply = typename detail::ReplyCallback<Reply>::type;
 
-  explicit PsClient(caf::event_based_actor* self);
+  explicit BasicPsClient(Self* self) : self_(self), timeout_(ps_request_timeout()) {}
   // Its requests' callbacks point to it.
-  PsClient(const PsClient&) = delete;
-  PsClient& operator=(const PsClient&) = delete;
+  BasicPsClient(const BasicPsClient&) = delete;
+  BasicPsClient& operator=(const BasicPsClient&) = delete;
 
   /// Sends `msg` to `server` and calls exactly one of `on_reply` and
   /// `on_failure`. `Reply` is the answer's type (void: an empty answer).
   template <class Reply, class Msg>
-  void request(const ParameterServerHandle& server, std::string what, Msg msg, OnReply<Reply> on_reply, OnFailure on_failure);
+  void request(const ParameterServerActorHandle& server, std::string what, Msg msg, OnReply<Reply> on_reply, OnFailure on_failure);
 
   /// To be called from the actor's down handler: fails the open requests to
   /// the server that went down (any other down is ignored).
-  void server_down(const caf::down_msg& msg);
+  void server_down(const caf::down_msg& msg) {
+    auto i = in_flight_.find(msg.source);
+    if (i == in_flight_.end())
+      return;
+    auto requests = std::move(i->second);
+    in_flight_.erase(i);
+    for (auto& request : requests)
+      if (std::exchange(*request.open, false))
+        request.on_failure(Errc::peer_lost, lost_server_failure(*self_, request.what, msg));
+  }
 
 private:
   struct Open {
@@ -77,23 +97,35 @@ private:
   };
 
   /// Records a new request to `server` (monitoring it first); returns its open flag.
-  std::shared_ptr<bool> track(const ParameterServerHandle& server, const std::string& what, const OnFailure& on_failure);
-  [[nodiscard]] std::string failure(const std::string& what, const caf::error& err, Errc code) const;
+  std::shared_ptr<bool> track(const ParameterServerActorHandle& server, const std::string& what,
+                              const OnFailure& on_failure) {
+    auto& open = in_flight_[server.address()];
+    if (open.empty())
+      self_->monitor(server);
+    std::erase_if(open, [](const Open& request) { return !*request.open; });
+    auto flag = std::make_shared<bool>(true);
+    open.push_back({flag, what, on_failure});
+    return flag;
+  }
 
-  caf::event_based_actor* self_;
+  Self* self_;
   caf::timespan timeout_;
   std::map<caf::actor_addr, std::vector<Open>> in_flight_;
 };
 
+/// The client of an untyped actor (ps_request_all's helper).
+using PsClient = BasicPsClient<caf::event_based_actor>;
+
+template <class Self>
 template <class Reply, class Msg>
-void PsClient::request(const ParameterServerHandle& server, std::string what, Msg msg, OnReply<Reply> on_reply,
+void BasicPsClient<Self>::request(const ParameterServerActorHandle& server, std::string what, Msg msg, OnReply<Reply> on_reply,
                        OnFailure on_failure) {
   auto open = track(server, what, on_failure);
   auto on_error = [this, open, what = std::move(what), on_failure = std::move(on_failure)](caf::error& err) {
     if (!std::exchange(*open, false))
       return;
     const auto code = request_errc(err);
-    on_failure(code, failure(what, err, code));
+    on_failure(code, request_failure(*self_, what, err, code));
   };
   if constexpr (std::is_void_v<Reply>)
     self_->request(server, timeout_, std::move(msg))
@@ -117,7 +149,7 @@ void PsClient::request(const ParameterServerHandle& server, std::string what, Ms
 /// error, and the message.
 template <class Msg>
 struct PsRequest {
-  ParameterServerHandle server;
+  ParameterServerActorHandle server;
   std::string what;
   Msg msg;
 };

@@ -85,7 +85,7 @@ public:
   /// way the program ends.
   void note_job_failure(const std::string& error);
   /// The parameter servers, by ps task index.
-  [[nodiscard]] const std::vector<ParameterServerHandle>& parameter_servers() const noexcept { return servers_; }
+  [[nodiscard]] const std::vector<ParameterServerActorHandle>& parameter_servers() const noexcept { return servers_; }
   [[nodiscard]] std::vector<std::string> parameter_server_names() const;
 
   /// The coordinator actor that gets CoordinatorAddWorkerMsg for every live
@@ -131,10 +131,10 @@ private:
   /// Across processes: routes the node's TaskLostMsg to the coordinator (chief) or to serve().
   std::shared_ptr<LossRouting> routing_;
   caf::actor loss_listener_;
-  ParameterServerHandle own_server_; ///< a ps task's own server
+  ParameterServerActorHandle own_server_; ///< a ps task's own server
   PsSettingsAgreementHandle settings_agreement_; ///< the chief's PsSettingsAgreement (elsewhere: found at the first call)
   uint32_t settings_round_ = 0;  ///< this task's calls of agree_on_settings so far
-  std::vector<ParameterServerHandle> servers_;
+  std::vector<ParameterServerActorHandle> servers_;
   std::mutex mutex_;
   std::vector<Worker> workers_;
   CoordinatorActorHandle coordinator_;

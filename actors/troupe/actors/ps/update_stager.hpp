@@ -6,9 +6,9 @@
 #include <vector>
 
 #include <caf/actor.hpp>
-#include <caf/allowed_unsafe_message_type.hpp>
 
 #include <troupe/actors/fibers/completion.hpp>
+#include <troupe/core/local_only.hpp>
 #include <troupe/actors/ps/worker_context.hpp>
 
 namespace troupe::internal {
@@ -31,12 +31,17 @@ struct StageUpdatesMsg {
   std::shared_ptr<StageSlot> slot;
 };
 
+// Local-only: the slot is where the function's fiber waits.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, StageUpdatesMsg& x) {
+  std::size_t updates = x.slot ? x.slot->updates.size() : 0;
+  return inspect_local_only(f, "troupe::StageUpdatesMsg", updates);
+}
+
 /// Spawns a worker's stager: the one actor that sends that worker's
 /// PsStageMsg, numbering each attempt's stages at each server 0, 1, ... in
 /// the order it sends them (CAF keeps the order between two actors, so a
 /// server sees no gap), with the collective timeout as each one's deadline.
-[[nodiscard]] caf::actor spawn_update_stager(Executor& runtime);
+[[nodiscard]] UpdateStagerHandle spawn_update_stager(Executor& runtime);
 
 } // namespace troupe::internal
-
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::StageUpdatesMsg)

@@ -10,12 +10,18 @@
 #include <vector>
 
 #include <caf/actor.hpp>
+#include <caf/typed_actor.hpp>
 
 #include <troupe/actors/fibers/completion.hpp>
 #include <troupe/actors/fwd.hpp>
 #include <troupe/actors/ps/parameter_server_messages.hpp>
 
 namespace troupe::internal {
+
+struct StageUpdatesMsg;
+/// What a worker's update stager accepts (update_stager.hpp): declared here,
+/// where the stager is held, since its message needs WorkerContext.
+using UpdateStagerHandle = caf::typed_actor<caf::reacts_to<StageUpdatesMsg>>;
 
 /// What a worker of a parameter-server cluster knows while it runs a
 /// scheduled function: which worker it is, which attempt of which function
@@ -83,7 +89,7 @@ public:
   /// the order of their sequence numbers.
   struct StageTarget {
     int ps = 0;
-    ParameterServerHandle server;
+    ParameterServerActorHandle server;
     std::string what; ///< "ShardedVariable 'w': assign_add of shard 1", for errors
     ShardUpdate update;
   };
@@ -118,7 +124,7 @@ private:
   mutable std::mutex mutex_;
   AttemptId attempt_;
   std::vector<uint32_t> staged_;
-  caf::actor stager_; ///< made on first use
+  UpdateStagerHandle stager_; ///< made on first use
   std::map<uint64_t, std::shared_ptr<void>> resources_;
 };
 

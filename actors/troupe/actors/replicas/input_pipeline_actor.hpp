@@ -18,7 +18,7 @@ namespace troupe::internal {
 /// A fetch is answered from the buffer at once, or as soon as enough steps
 /// are produced. The end of the data and pipeline errors are remembered and
 /// given to every later fetch.
-class InputPipelineActor final : public InputPipelineHandle::base {
+class InputPipelineActor final : public InputPipelineActorHandle::base {
 public:
   InputPipelineActor(caf::actor_config& cfg, std::shared_ptr<StepSource> source, int buffer_steps);
 

@@ -33,7 +33,7 @@ struct InputFetchMsg {
 struct InputFillMsg {};
 
 /// What an input actor accepts (InputPipelineActor).
-using InputPipelineHandle = caf::typed_actor<caf::reacts_to<InputFetchMsg>, caf::reacts_to<InputFillMsg>>;
+using InputPipelineActorHandle = caf::typed_actor<caf::reacts_to<InputFetchMsg>, caf::reacts_to<InputFillMsg>>;
 
 // Local-only: the slot is where a thread of this process waits.
 template <class Inspector>
