@@ -8,7 +8,7 @@
 #include <mutex>
 #include <string>
 
-#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/meta/type_name.hpp>
 #include <caf/event_based_actor.hpp>
 
 #include <troupe/actors/fibers/completion.hpp>
@@ -17,6 +17,7 @@
 #include <troupe/core/caching_device_allocator.hpp>
 #include <troupe/core/device_memory.hpp>
 #include <troupe/core/gpu_backend.hpp>
+#include <troupe/core/local_only.hpp>
 
 namespace troupe::internal {
 
@@ -156,8 +157,25 @@ private:
   std::string failure_;
 };
 
-} // namespace troupe::internal
+// Local-only: a transfer points to a waiting caller's buffers and flag, a
+// launch holds a closure that enqueues a kernel.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, GpuTransferMsg& x) {
+  const GpuTransfer* transfer = x.transfer != nullptr ? x.transfer : x.owned.get();
+  int kind = transfer != nullptr ? static_cast<int>(transfer->kind) : -1;
+  std::size_t bytes = transfer != nullptr ? transfer->bytes : 0;
+  return inspect_local_only(f, "troupe::GpuTransferMsg", kind, bytes);
+}
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::GpuTransferMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::GpuLaunchMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::GpuStreamDoneMsg)
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, GpuLaunchMsg& x) {
+  std::string what = x.what != nullptr ? x.what : "";
+  return inspect_local_only(f, "troupe::GpuLaunchMsg", what);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, GpuStreamDoneMsg& x) {
+  return f(caf::meta::type_name("troupe::GpuStreamDoneMsg"), x.sequence, x.error);
+}
+
+} // namespace troupe::internal

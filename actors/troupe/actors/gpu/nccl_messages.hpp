@@ -1,8 +1,9 @@
 #pragma once
 
 // The messages between a GPU's device actor and the NCCL collectives that use
-// it (nccl_collective.hpp). They carry raw pointers and closures, so they
-// never leave the process.
+// it (nccl_collective.hpp). They never leave the process: none has a type ID,
+// and the group, which carries raw pointers and closures, refuses
+// serialisation (core/local_only.hpp). All of them print.
 
 #include <chrono>
 #include <cstdint>
@@ -11,9 +12,10 @@
 #include <string>
 #include <vector>
 
-#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/meta/type_name.hpp>
 
 #include <troupe/actors/fibers/fiber_waiter.hpp>
+#include <troupe/core/local_only.hpp>
 #include <troupe/core/nccl_backend.hpp>
 
 namespace troupe::internal {
@@ -74,11 +76,34 @@ struct NcclGroupDoneMsg {
 /// their communicators, and look for a group that should have finished.
 struct NcclHealthMsg {};
 
-} // namespace troupe::internal
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, NcclGroupMsg& x) {
+  return inspect_local_only(f, "troupe::NcclGroupMsg", x.what);
+}
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclGroupMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclAbortMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclCloseMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclPollMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclGroupDoneMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NcclHealthMsg)
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, NcclAbortMsg& x) {
+  return f(caf::meta::type_name("troupe::NcclAbortMsg"), x.name, x.why);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, NcclCloseMsg& x) {
+  return f(caf::meta::type_name("troupe::NcclCloseMsg"), x.name);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, NcclPollMsg& x) {
+  return f(caf::meta::type_name("troupe::NcclPollMsg"), x.waiting);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, NcclGroupDoneMsg& x) {
+  return f(caf::meta::type_name("troupe::NcclGroupDoneMsg"), x.serial);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, NcclHealthMsg&) {
+  return f(caf::meta::type_name("troupe::NcclHealthMsg"));
+}
+
+} // namespace troupe::internal
