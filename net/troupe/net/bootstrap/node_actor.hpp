@@ -17,6 +17,7 @@
 #include <troupe/net/bootstrap/task_joined.hpp>
 #include <troupe/net/bootstrap/task_lost.hpp>
 #include <troupe/net/handshake.hpp>
+#include <caf/meta/type_name.hpp>
 
 namespace troupe::internal {
 
@@ -178,16 +179,52 @@ private:
   std::multimap<std::string, caf::response_promise> lookups_;
 };
 
-} // namespace troupe::internal
+// The edge's calls to its own node and the node's timers: in-process only
+// (no type ID; the peers get the registered NodeFarewellMsg, HelloMsg and
+// NodeLookupMsg), but nothing in them ties them to it; they print.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, NodePeerMsg& x) {
+  return f(caf::meta::type_name("troupe::NodePeerMsg"), x.peer, x.hello);
+}
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodePeerMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeAwaitMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeDeadlineMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeProgressMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeDoomedMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeWatchMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodePublishMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeRejoinedMsg)
-// Local only: the edge asks its own node; the node sends the peers the
-// inspectable NodeFarewellMsg (cluster_types.hpp).
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::NodeSayFarewellMsg)
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, NodeAwaitMsg& x) {
+  return f(caf::meta::type_name("troupe::NodeAwaitMsg"), x.wait);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, NodeDeadlineMsg&) {
+  return f(caf::meta::type_name("troupe::NodeDeadlineMsg"));
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, NodeProgressMsg&) {
+  return f(caf::meta::type_name("troupe::NodeProgressMsg"));
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, NodeDoomedMsg&) {
+  return f(caf::meta::type_name("troupe::NodeDoomedMsg"));
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, NodeWatchMsg& x) {
+  return f(caf::meta::type_name("troupe::NodeWatchMsg"), x.listener);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, NodePublishMsg& x) {
+  return f(caf::meta::type_name("troupe::NodePublishMsg"), x.name, x.actor);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, NodeRejoinedMsg&) {
+  return f(caf::meta::type_name("troupe::NodeRejoinedMsg"));
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, NodeSayFarewellMsg& x) {
+  return f(caf::meta::type_name("troupe::NodeSayFarewellMsg"), x.job_error, x.wait);
+}
+
+} // namespace troupe::internal

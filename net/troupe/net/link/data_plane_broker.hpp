@@ -12,6 +12,7 @@
 
 #include <troupe/net/handshake.hpp>
 #include <troupe/net/link/link_dispatch.hpp>
+#include <caf/meta/type_name.hpp>
 
 namespace troupe::internal {
 
@@ -157,11 +158,41 @@ private:
   caf::response_promise bye_;
 };
 
-} // namespace troupe::internal
+// The edge's requests and the broker's own timers and dialers: in-process
+// only (no type ID), but nothing in them ties them to it; they print.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, DataPlanePeer& x) {
+  return f(caf::meta::type_name("troupe::DataPlanePeer"), x.rank, x.host, x.port);
+}
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::DataPlanePortMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::DataPlaneConnectMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::DataPlaneByeMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::DataPlaneCheckLossMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::DataPlaneHelloDeadlineMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::DataPlaneDialedMsg)
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, DataPlanePortMsg&) {
+  return f(caf::meta::type_name("troupe::DataPlanePortMsg"));
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, DataPlaneConnectMsg& x) {
+  return f(caf::meta::type_name("troupe::DataPlaneConnectMsg"), x.peers, x.timeout);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, DataPlaneByeMsg&) {
+  return f(caf::meta::type_name("troupe::DataPlaneByeMsg"));
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, DataPlaneCheckLossMsg& x) {
+  return f(caf::meta::type_name("troupe::DataPlaneCheckLossMsg"), x.rank);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, DataPlaneHelloDeadlineMsg& x) {
+  return f(caf::meta::type_name("troupe::DataPlaneHelloDeadlineMsg"), x.hdl, x.serial);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, DataPlaneDialedMsg& x) {
+  return f(caf::meta::type_name("troupe::DataPlaneDialedMsg"), x.peer, x.fd, x.error);
+}
+
+} // namespace troupe::internal

@@ -8,10 +8,11 @@
 #include <string>
 
 #include <caf/actor.hpp>
-#include <caf/allowed_unsafe_message_type.hpp>
 
 #include <troupe/net/link/frame_bytes.hpp>
 #include <troupe/net/link/frame_header.hpp>
+#include <caf/meta/type_name.hpp>
+#include <troupe/core/local_only.hpp>
 
 namespace troupe::internal {
 
@@ -45,9 +46,25 @@ struct PeerLostMsg {
   bool left = false;
 };
 
-} // namespace troupe::internal
+// Local-only: frames share their bytes with the sender.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, LinkSendMsg& x) {
+  return inspect_local_only(f, "troupe::LinkSendMsg", x.to);
+}
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::LinkSendMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::LinkFrameMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::LinkRegisterMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::PeerLostMsg)
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, LinkFrameMsg& x) {
+  return inspect_local_only(f, "troupe::LinkFrameMsg", x.from);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, LinkRegisterMsg& x) {
+  return f(caf::meta::type_name("troupe::LinkRegisterMsg"), x.group, x.actor);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, PeerLostMsg& x) {
+  return f(caf::meta::type_name("troupe::PeerLostMsg"), x.rank, x.why, x.left);
+}
+
+} // namespace troupe::internal

@@ -6,6 +6,8 @@
 #include <caf/event_based_actor.hpp>
 
 #include <troupe/net/link/link_dispatch.hpp>
+#include <caf/meta/type_name.hpp>
+#include <troupe/core/local_only.hpp>
 
 namespace troupe::internal {
 
@@ -47,8 +49,20 @@ private:
   LinkDispatch dispatch_;
 };
 
-} // namespace troupe::internal
+// A simulated wire shares its frame's bytes: local-only.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, SimPeersMsg& x) {
+  return f(caf::meta::type_name("troupe::SimPeersMsg"), x.links);
+}
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::SimPeersMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::SimWireMsg)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(troupe::internal::SimCutMsg)
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, SimWireMsg& x) {
+  return inspect_local_only(f, "troupe::SimWireMsg", x.from);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, SimCutMsg& x) {
+  return f(caf::meta::type_name("troupe::SimCutMsg"), x.rank, x.why);
+}
+
+} // namespace troupe::internal
