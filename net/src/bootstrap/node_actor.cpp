@@ -161,6 +161,7 @@ void NodeActor::on_exit() {
   watchers_.clear();
   published_.clear();
   lookups_.clear();
+  farewell_acks_.clear();
   peers_.clear();
   rank_of_.clear();
   setup_.data_plane = nullptr;
@@ -277,8 +278,13 @@ caf::result<bool> NodeActor::on_say_farewell(const NodeSayFarewellMsg& msg) {
           promise.deliver(true);
       };
       farewell_acks_.emplace(rank, acknowledged);
+      // Settled: the entry goes, with the promise it holds (which holds this actor).
+      auto settled = [this, rank = rank, acknowledged]() mutable {
+        acknowledged();
+        farewell_acks_.erase(rank);
+      };
       request(hello.node, msg.wait, NodeFarewellMsg{msg.job_error})
-        .then([acknowledged](bool) mutable { acknowledged(); }, [acknowledged](caf::error&) mutable { acknowledged(); });
+        .then([settled](bool) mutable { settled(); }, [settled](caf::error&) mutable { settled(); });
     }
   return promise;
 }
