@@ -1,4 +1,5 @@
 #include <troupe/actors/fibers/fiber_waiter.hpp>
+#include <troupe/actors/fibers/fiber_local_impl.hpp>
 
 #include <caf/send.hpp>
 
@@ -6,25 +7,7 @@
 
 namespace troupe::internal {
 
-namespace {
-
-thread_local FiberWaiter* tl_waiter = nullptr;
-
-} // namespace
-
-// Out of line on purpose, as current_frame(): an inlined thread_local address
-// could be reused after the fiber resumed on another thread.
-FiberWaiter* FiberWaiter::current() noexcept {
-  return tl_waiter;
-}
-
-FiberWaiter::Installer::Installer(FiberWaiter* waiter) noexcept : previous_(tl_waiter) {
-  tl_waiter = waiter;
-}
-
-FiberWaiter::Installer::~Installer() {
-  tl_waiter = previous_;
-}
+template class FiberLocal<FiberWaiter>;
 
 void FiberWaiter::hand_off(std::shared_ptr<const HandOff> handoff) {
   handoffs_.push_back(std::move(handoff));

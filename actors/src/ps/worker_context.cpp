@@ -1,4 +1,5 @@
 #include <troupe/actors/ps/worker_context.hpp>
+#include <troupe/actors/fibers/fiber_local_impl.hpp>
 
 #include <caf/send.hpp>
 
@@ -9,8 +10,6 @@
 namespace troupe::internal {
 
 namespace {
-
-thread_local WorkerContext* tl_context = nullptr;
 
 /// Per-worker resource builders of this process, by id (1, 2, ...).
 struct ResourceBuilders {
@@ -35,18 +34,7 @@ WorkerContext::~WorkerContext() {
     caf::anon_send_exit(stager_, caf::exit_reason::user_shutdown);
 }
 
-// Out of line on purpose (see current_frame()).
-WorkerContext* WorkerContext::current() noexcept {
-  return tl_context;
-}
-
-WorkerContext::Installer::Installer(WorkerContext* context) noexcept : previous_(tl_context) {
-  tl_context = context;
-}
-
-WorkerContext::Installer::~Installer() {
-  tl_context = previous_;
-}
+template class FiberLocal<WorkerContext>;
 
 void WorkerContext::begin_attempt(AttemptId attempt) {
   std::lock_guard<std::mutex> lock(mutex_);

@@ -148,7 +148,7 @@ void ReplicaActor::resume_fiber() {
     {
       FrameGuard guard(setup_.frame, setup_.replica);
       FiberWaiter::Installer waiter(this);
-      WorkerContext::Installer worker(job_ ? job_->worker : nullptr);
+      FiberLocal<WorkerContext>::Installer worker(job_ ? job_->worker : nullptr);
       user_ = std::move(user_).resume();
     }
     if (!waiting())

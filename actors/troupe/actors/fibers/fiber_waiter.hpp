@@ -10,6 +10,7 @@
 #include <caf/meta/type_name.hpp>
 
 #include <troupe/actors/fibers/completion.hpp>
+#include <troupe/actors/fibers/fiber_local.hpp>
 
 namespace troupe::internal {
 
@@ -48,20 +49,11 @@ public:
   static constexpr std::size_t max_handoffs = 16;
 
   /// The waiter whose fiber the calling code runs on, or null on a plain thread.
-  [[nodiscard]] static FiberWaiter* current() noexcept;
+  [[nodiscard]] static FiberWaiter* current() noexcept { return FiberLocal<FiberWaiter>::current(); }
 
-  /// Makes `waiter` the current one while it lives; an actor wraps each resume
-  /// of its fiber in one (fibers migrate between threads).
-  class Installer {
-  public:
-    explicit Installer(FiberWaiter* waiter) noexcept;
-    ~Installer();
-    Installer(const Installer&) = delete;
-    Installer& operator=(const Installer&) = delete;
-
-  private:
-    FiberWaiter* previous_;
-  };
+  /// Makes a waiter the current one while it lives; an actor wraps each
+  /// resume of its fiber in one (fibers migrate between threads).
+  using Installer = FiberLocal<FiberWaiter>::Installer;
 
 protected:
   ~FiberWaiter() = default;

@@ -13,6 +13,7 @@
 #include <caf/typed_actor.hpp>
 
 #include <troupe/actors/fibers/completion.hpp>
+#include <troupe/actors/fibers/fiber_local.hpp>
 #include <troupe/actors/fwd.hpp>
 #include <troupe/actors/ps/parameter_server_messages.hpp>
 
@@ -43,19 +44,10 @@ public:
 
   /// The context of the scheduled function the calling code runs in, or
   /// null outside one (the coordinator, a plain program).
-  [[nodiscard]] static WorkerContext* current() noexcept;
+  [[nodiscard]] static WorkerContext* current() noexcept { return FiberLocal<WorkerContext>::current(); }
 
-  /// Makes `context` the current one while it lives (around each fiber resume).
-  class Installer {
-  public:
-    explicit Installer(WorkerContext* context) noexcept;
-    ~Installer();
-    Installer(const Installer&) = delete;
-    Installer& operator=(const Installer&) = delete;
-
-  private:
-    WorkerContext* previous_;
-  };
+  /// Makes a context the current one while it lives (around each fiber resume).
+  using Installer = FiberLocal<WorkerContext>::Installer;
 
   [[nodiscard]] Executor& runtime() const noexcept { return *runtime_; }
   [[nodiscard]] int worker_index() const noexcept { return worker_index_; }

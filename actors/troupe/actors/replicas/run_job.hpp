@@ -7,9 +7,11 @@
 #include <vector>
 
 #include <troupe/actors/fibers/completion.hpp>
-#include <troupe/actors/ps/worker_context.hpp>
+#include <troupe/actors/fibers/fiber_local.hpp>
 
 namespace troupe::internal {
+
+class WorkerContext;
 
 /// One strategy.run across a group: the per-replica body, each replica's
 /// outcome, and the completion the caller waits on.
@@ -31,7 +33,7 @@ struct RunJob {
   Completion completion;
   /// The scheduled function that called strategy.run, if any: its replicas
   /// stage their variable updates under that function's attempt.
-  WorkerContext* worker = WorkerContext::current();
+  WorkerContext* worker = FiberLocal<WorkerContext>::current();
 };
 
 } // namespace troupe::internal
