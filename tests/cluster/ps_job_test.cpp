@@ -215,12 +215,19 @@ TEST_CASE("a parameter server frozen or killed mid-training ends every other tas
   CHECK_THAT(chief.err(), Contains("train_fashion_mnist: ") && Contains("/job:ps/replica:0/task:0")
                             && Contains("lost"));
   // Each worker names the lost server: seen itself, or in the chief's
-  // farewell when the chief saw it first (both come within the bound).
+  // farewell when the chief saw it first (both come within the bound). The
+  // chief's error is the coordinator's verdict on the server, or, when a
+  // worker's read reported the same loss first, that function's failure
+  // ("... parameter server /job:ps/.../device:CPU:0 failed: the server's
+  // actor terminated (...): its task was lost"), as for the chief above.
   for (const std::string task : {"worker:0", "worker:1"})
     CHECK_THAT(cluster[task].err(),
                Contains("troupe: " + task + " ends: parameter server ps:0 was lost")
                  || (Contains("troupe: " + task + " ends: the coordinator chief:0 ended the job with an error: ")
-                     && Contains("parameter server /job:ps/replica:0/task:0 was lost")));
+                     && (Contains("parameter server /job:ps/replica:0/task:0 was lost")
+                         || (Contains("parameter server /job:ps/replica:0/task:0/device:CPU:0 failed: the server's "
+                                      "actor terminated")
+                             && Contains("its task was lost")))));
 }
 
 TEST_CASE("a process that accepts a task's port and never speaks keeps no task past 1.5 times the init timeout",
