@@ -489,11 +489,21 @@ TEST_CASE("a task restarted after it left a formed cluster is told the cluster d
   const auto workers = loopback_addresses(free_ports(2));
   auto tf_config = [&](int index) { return worker_tf_config(workers, index); };
   const LeaveFile leave("troupe_restart");
+  const LeaveFile old_leaves("troupe_restart_old");
   TestProcess w0({probe, "hold", leave.path()}, {{"TF_CONFIG", tf_config(0)},
                                           {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "30"},
                                           {"TROUPE_LOG", "info"},
                                           {"TROUPE_LOG_COMPONENTS", "net"}});
-  TestProcess old_w1({probe, "join"}, {{"TF_CONFIG", tf_config(1)}, {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "30"}});
+  TestProcess old_w1({probe, "hold", old_leaves.path()},
+                     {{"TF_CONFIG", tf_config(1)}, {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "30"}});
+  // The first worker:1 leaves only once worker:0 has formed the cluster too:
+  // one that left while worker:0 was still joining would leave it waiting
+  // for its init timeout, not holding a formed cluster (seen on a busy machine).
+  const bool formed = w0.read_until([&] { return w0.out().find("PROBE JOINED") != std::string::npos; },
+                                    std::chrono::seconds(30));
+  INFO(w0.out() << w0.err());
+  REQUIRE(formed);
+  old_leaves.tell_workers_to_leave();
   REQUIRE(old_w1.wait(std::chrono::seconds(30)));
   CHECK(old_w1.exit_code() == 0);
   // Worker 0 noticed that the first worker:1 went away before the new one comes.
