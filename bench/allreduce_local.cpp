@@ -29,7 +29,7 @@
 
 #include "bench_support.hpp"
 #if TROUPE_BENCH_GPU
-#include <troupe/core/gpu_backend.hpp>
+#include <troupe/actors/gpu/gpu_backend.hpp>
 
 #include "gpu_all_reduce_rows.hpp"
 #include "gpu_reference.hpp"

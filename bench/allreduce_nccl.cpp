@@ -25,8 +25,8 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
-#include <troupe/core/gpu_backend.hpp>
-#include <troupe/core/nccl_backend.hpp>
+#include <troupe/actors/gpu/gpu_backend.hpp>
+#include <troupe/actors/gpu/nccl_backend.hpp>
 #include <troupe/troupe.hpp>
 
 #include "bench_support.hpp"

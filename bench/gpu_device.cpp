@@ -17,7 +17,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include <troupe/core/gpu_backend.hpp>
+#include <troupe/actors/gpu/gpu_backend.hpp>
 #include <troupe/troupe.hpp>
 
 #include "bench_support.hpp"

@@ -28,10 +28,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <troupe/actors/gpu/emulated/emulated_gpus.hpp>
 #include <troupe/troupe.hpp>
 
 #include "bench_support.hpp"
-#include "support/emulated_gpus.hpp"
 
 using namespace troupe;
 using namespace troupe::bench;

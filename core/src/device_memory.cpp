@@ -1,12 +1,12 @@
 #include <troupe/core/device_memory.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <vector>
 
 #include <troupe/core/device_spec.hpp>
 #include <troupe/core/errors.hpp>
-#include <troupe/core/gpu_backend.hpp>
 
 namespace troupe::internal {
 
@@ -23,6 +23,8 @@ Registry& registry() {
   static auto* instance = new Registry;
   return *instance;
 }
+
+std::atomic<GpuAbsenceReason> absence_reason{nullptr};
 
 } // namespace
 
@@ -48,9 +50,10 @@ std::shared_ptr<DeviceMemory> device_memory_for(const DeviceSpec& device) {
   if (!served.empty())
     fail(Errc::not_found, "device \"" + device.to_string() + "\" does not exist: the GPUs of this process are "
                             + served + " (RuntimeOptions::logical_gpu_devices_per_gpu splits each card into more)");
-  const auto reason = gpu_backend().device_count() == 0
-                        ? gpu_backend().unavailable_reason()
-                        : std::string("no Runtime of this process is running; GPU tensors are made while one is");
+  const auto why_none = absence_reason.load();
+  auto reason = why_none != nullptr ? why_none() : std::string();
+  if (reason.empty())
+    reason = "no Runtime of this process is running; GPU tensors are made while one is";
   fail(Errc::not_found, "device \"" + device.to_string() + "\" does not exist: this process has no GPU ("
                           + reason + "); use a CPU device such as \"CPU:0\"");
 }
@@ -59,6 +62,10 @@ void register_device_memory(std::shared_ptr<DeviceMemory> memory) {
   auto& reg = registry();
   std::lock_guard<std::mutex> guard{reg.mutex};
   reg.memories.push_back(std::move(memory));
+}
+
+void set_gpu_absence_reason(GpuAbsenceReason reason) noexcept {
+  absence_reason.store(reason);
 }
 
 void unregister_device_memory(const DeviceMemory* memory) noexcept {

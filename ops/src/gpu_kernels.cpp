@@ -4,14 +4,8 @@
 
 namespace troupe::internal {
 
-namespace {
-
-const GpuKernels* installed = nullptr;
-
-} // namespace
-
 const GpuKernels& gpu_kernels() {
-  if (installed != nullptr)
+  if (const auto* installed = ScopedGpuKernels::current())
     return *installed;
 #if TROUPE_HAVE_CUDA
   return cuda_gpu_kernels();
@@ -19,14 +13,6 @@ const GpuKernels& gpu_kernels() {
   fail(Errc::not_supported, "a GPU kernel was asked for, but this build of troupe has no CUDA support "
                             "(TROUPE_ENABLE_CUDA=OFF or no CUDA toolkit found)");
 #endif
-}
-
-ScopedGpuKernels::ScopedGpuKernels(const GpuKernels& kernels) : previous_(installed) {
-  installed = &kernels;
-}
-
-ScopedGpuKernels::~ScopedGpuKernels() {
-  installed = previous_;
 }
 
 } // namespace troupe::internal

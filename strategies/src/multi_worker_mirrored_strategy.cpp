@@ -5,7 +5,7 @@
 #include <troupe/actors/modes/runtime_impl.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/log.hpp>
-#include <troupe/core/nccl_backend.hpp>
+#include <troupe/actors/gpu/nccl_backend.hpp>
 #include <troupe/net/cluster_resolver.hpp>
 #include <troupe/strategies/local_replicas_extended.hpp>
 

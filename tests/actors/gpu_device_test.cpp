@@ -1,5 +1,5 @@
 // GPU device actors, GPU tensors and their copies, on GPUs emulated in host
-// memory (tests/support/emulated_gpu_backend.hpp): the same code paths as on
+// memory (actors/troupe/actors/gpu/emulated/emulated_gpu_backend.hpp): the same code paths as on
 // a real GPU, minus CUDA itself, which tests/gpu/ covers where a GPU exists.
 
 #include <catch2/catch.hpp>
@@ -12,11 +12,11 @@
 #include <troupe/actors/gpu/gpu_device_memory.hpp>
 #include <troupe/actors/gpu/gpu_devices.hpp>
 #include <troupe/actors/modes/runtime_impl.hpp>
-#include <troupe/core/gpu_backend.hpp>
+#include <troupe/actors/gpu/gpu_backend.hpp>
 #include <troupe/troupe.hpp>
 
-#include "support/emulated_gpu_backend.hpp"
-#include "support/emulated_gpus.hpp"
+#include <troupe/actors/gpu/emulated/emulated_gpu_backend.hpp>
+#include <troupe/actors/gpu/emulated/emulated_gpus.hpp>
 #include "support/error_code_of.hpp"
 #include "support/skip.hpp"
 

@@ -1,5 +1,5 @@
 // troupe's ops on GPU tensors, on GPUs emulated in host memory with host
-// kernels (tests/support/emulated_gpus.hpp): dispatch by the operands'
+// kernels (actors/troupe/actors/gpu/emulated/emulated_gpus.hpp): dispatch by the operands'
 // device, placement of host operands, shapes, errors and the device actor's
 // handling of failed launches. The CUDA kernels themselves are compared to the
 // CPU ops in tests/gpu where a GPU exists.
@@ -13,7 +13,7 @@
 #include <troupe/ops/gpu_kernels.hpp>
 #include <troupe/troupe.hpp>
 
-#include "support/emulated_gpus.hpp"
+#include <troupe/actors/gpu/emulated/emulated_gpus.hpp>
 #include "support/error_code_of.hpp"
 #include "support/gpu_memory_pressure.hpp"
 #include "support/test_values.hpp"

@@ -10,7 +10,7 @@
 
 #include <troupe/troupe.hpp>
 
-#include "support/emulated_gpus.hpp"
+#include <troupe/actors/gpu/emulated/emulated_gpus.hpp>
 #include "support/error_code_of.hpp"
 #include "support/temp_files.hpp"
 

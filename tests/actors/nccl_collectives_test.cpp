@@ -15,7 +15,7 @@
 #include <troupe/actors/fibers/fiber_waiter.hpp>
 #include <troupe/troupe.hpp>
 
-#include "support/emulated_gpus.hpp"
+#include <troupe/actors/gpu/emulated/emulated_gpus.hpp>
 #include "support/error_code_of.hpp"
 
 using namespace troupe;

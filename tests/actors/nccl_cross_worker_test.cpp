@@ -12,7 +12,7 @@
 
 #include <troupe/actors/gpu/nccl_announcement.hpp>
 
-#include "support/emulated_gpus.hpp"
+#include <troupe/actors/gpu/emulated/emulated_gpus.hpp>
 #include "support/error_code_of.hpp"
 #include "support/replica_errors.hpp"
 #include "support/simulated_cluster.hpp"

@@ -10,7 +10,7 @@
 
 #include <troupe/actors/gpu/nccl_progress_poller.hpp>
 
-#include "support/emulated_gpus.hpp"
+#include <troupe/actors/gpu/emulated/emulated_gpus.hpp>
 
 using namespace troupe;
 using internal::NcclProgressPoller;

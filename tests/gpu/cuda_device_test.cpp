@@ -10,7 +10,7 @@
 #include <troupe/actors/gpu/gpu_device_memory.hpp>
 #include <troupe/actors/gpu/gpu_devices.hpp>
 #include <troupe/actors/modes/runtime_impl.hpp>
-#include <troupe/core/gpu_backend.hpp>
+#include <troupe/actors/gpu/gpu_backend.hpp>
 #include <troupe/troupe.hpp>
 
 #include "support/error_code_of.hpp"

@@ -10,7 +10,7 @@
 
 #include <troupe/actors/gpu/gpu_device_memory.hpp>
 #include <troupe/core/device_memory.hpp>
-#include <troupe/core/gpu_backend.hpp>
+#include <troupe/actors/gpu/gpu_backend.hpp>
 #include <troupe/troupe.hpp>
 
 #include "gpu/no_gpu_reason.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include <troupe/core/gpu_backend.hpp>
+#include <troupe/actors/gpu/gpu_backend.hpp>
 #include <troupe/troupe.hpp>
 
 #include "gpu/no_gpu_reason.hpp"

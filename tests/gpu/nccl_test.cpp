@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include <troupe/core/gpu_backend.hpp>
-#include <troupe/core/nccl_backend.hpp>
+#include <troupe/actors/gpu/gpu_backend.hpp>
+#include <troupe/actors/gpu/nccl_backend.hpp>
 #include <troupe/troupe.hpp>
 
 #include "gpu/no_gpu_reason.hpp"

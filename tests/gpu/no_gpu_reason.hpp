@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include <troupe/core/gpu_backend.hpp>
+#include <troupe/actors/gpu/gpu_backend.hpp>
 
 namespace troupe::testing {
 

@@ -24,7 +24,7 @@
 #include "supervisor.hpp"
 #include "tf_config.hpp"
 
-#include <troupe/core/gpu_backend.hpp>
+#include <troupe/actors/gpu/gpu_backend.hpp>
 
 namespace {
 

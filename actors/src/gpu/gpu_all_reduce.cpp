@@ -3,7 +3,7 @@
 #include <troupe/actors/gpu/gpu_device_memory.hpp>
 #include <troupe/core/device_memory.hpp>
 #include <troupe/core/errors.hpp>
-#include <troupe/core/gpu_backend.hpp>
+#include <troupe/actors/gpu/gpu_backend.hpp>
 #include <troupe/core/log.hpp>
 #include <troupe/ops/gpu_kernels.hpp>
 

@@ -8,7 +8,7 @@
 #include <troupe/core/device_memory.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/log.hpp>
-#include <troupe/core/nccl_backend.hpp>
+#include <troupe/actors/gpu/nccl_backend.hpp>
 
 namespace troupe::internal {
 

@@ -8,7 +8,7 @@
 #include <troupe/actors/gpu/gpu_device_memory.hpp>
 #include <troupe/actors/runtime/executor.hpp>
 #include <troupe/core/errors.hpp>
-#include <troupe/core/gpu_backend.hpp>
+#include <troupe/actors/gpu/gpu_backend.hpp>
 #include <troupe/core/log.hpp>
 
 namespace troupe::internal {

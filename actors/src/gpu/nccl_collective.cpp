@@ -6,7 +6,7 @@
 #include <troupe/core/device_memory.hpp>
 #include <troupe/collectives/tensor_packing.hpp>
 #include <troupe/core/errors.hpp>
-#include <troupe/core/gpu_backend.hpp>
+#include <troupe/actors/gpu/gpu_backend.hpp>
 
 namespace troupe::internal {
 

@@ -6,7 +6,7 @@
 #include <troupe/actors/ps/ps_cluster.hpp>
 #include <troupe/actors/modes/runtime_impl.hpp>
 #include <troupe/core/errors.hpp>
-#include <troupe/core/gpu_backend.hpp>
+#include <troupe/actors/gpu/gpu_backend.hpp>
 #include <troupe/net/cluster_resolver.hpp>
 #include <troupe/net/cluster_spec.hpp>
 

@@ -6,9 +6,12 @@
 #include <string>
 
 #include <troupe/core/fwd.hpp>
-#include <troupe/core/gpu_backend.hpp>
 
 namespace troupe::internal {
+
+/// A GPU driver's stream (the GPU backend's, actors/gpu/gpu_backend.hpp):
+/// work enqueued on it runs in order on one GPU.
+using GpuStream = void*;
 
 /// Library state a stream's kernels keep between launches (a cuBLAS handle
 /// bound to the stream), created by the kernels on first use and owned by
@@ -89,5 +92,12 @@ public:
 /// the one before it serves again once it unregisters.
 void register_device_memory(std::shared_ptr<DeviceMemory> memory);
 void unregister_device_memory(const DeviceMemory* memory) noexcept;
+
+/// Says why this process has no GPU at all ("this build of troupe has no CUDA
+/// support ..."), or "" when it has some. core knows no GPU driver: the GPU
+/// backend (actors/gpu/gpu_backend.cpp) installs this once, so that
+/// device_memory_for can name the cause and the fix.
+using GpuAbsenceReason = std::string (*)();
+void set_gpu_absence_reason(GpuAbsenceReason reason) noexcept;
 
 } // namespace troupe::internal

@@ -9,13 +9,14 @@
 //
 // CUDA builds provide cuda_gpu_kernels() (ops/cuda/*.cu); troupe's tests run
 // the same ops on emulated GPUs with kernels in host memory
-// (tests/support/emulated_gpu_kernels.hpp) through ScopedGpuKernels.
+// (actors/troupe/actors/gpu/emulated/emulated_gpu_kernels.hpp) through ScopedGpuKernels.
 
 #include <cstdint>
 #include <memory>
 
 #include <troupe/build_config.hpp>
 #include <troupe/core/device_memory.hpp>
+#include <troupe/core/scoped_override.hpp>
 
 namespace troupe::internal {
 
@@ -109,15 +110,6 @@ inline constexpr int kGpuSumMaxInputs = 16;
 #endif
 
 /// Replaces the kernels while it lives (tests pair it with a ScopedGpuBackend).
-class ScopedGpuKernels {
-public:
-  explicit ScopedGpuKernels(const GpuKernels& kernels);
-  ~ScopedGpuKernels();
-  ScopedGpuKernels(const ScopedGpuKernels&) = delete;
-  ScopedGpuKernels& operator=(const ScopedGpuKernels&) = delete;
-
-private:
-  const GpuKernels* previous_;
-};
+using ScopedGpuKernels = ScopedOverride<const GpuKernels>;
 
 } // namespace troupe::internal

@@ -14,9 +14,9 @@
 #include <troupe/actors/fibers/completion.hpp>
 #include <troupe/actors/gpu/nccl_driver.hpp>
 #include <troupe/actors/gpu/nccl_messages.hpp>
-#include <troupe/core/caching_device_allocator.hpp>
+#include <troupe/actors/gpu/caching_device_allocator.hpp>
 #include <troupe/core/device_memory.hpp>
-#include <troupe/core/gpu_backend.hpp>
+#include <troupe/actors/gpu/gpu_backend.hpp>
 #include <troupe/core/local_only.hpp>
 
 namespace troupe::internal {

@@ -7,7 +7,7 @@
 #include <caf/actor.hpp>
 
 #include <troupe/actors/gpu/gpu_device_actor.hpp>
-#include <troupe/core/caching_device_allocator.hpp>
+#include <troupe/actors/gpu/caching_device_allocator.hpp>
 #include <troupe/core/device_memory.hpp>
 
 namespace troupe::internal {

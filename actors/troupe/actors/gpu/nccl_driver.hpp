@@ -13,8 +13,8 @@
 
 #include <troupe/actors/gpu/nccl_messages.hpp>
 #include <troupe/actors/gpu/nccl_progress_poller.hpp>
-#include <troupe/core/gpu_backend.hpp>
-#include <troupe/core/nccl_backend.hpp>
+#include <troupe/actors/gpu/gpu_backend.hpp>
+#include <troupe/actors/gpu/nccl_backend.hpp>
 
 namespace troupe::internal {
 

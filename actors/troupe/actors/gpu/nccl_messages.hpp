@@ -16,7 +16,7 @@
 
 #include <troupe/actors/fibers/fiber_waiter.hpp>
 #include <troupe/core/local_only.hpp>
-#include <troupe/core/nccl_backend.hpp>
+#include <troupe/actors/gpu/nccl_backend.hpp>
 
 namespace troupe::internal {
 

@@ -5,7 +5,7 @@
 #include <memory>
 #include <thread>
 
-#include <troupe/core/nccl_backend.hpp>
+#include <troupe/actors/gpu/nccl_backend.hpp>
 
 namespace troupe::internal {
 

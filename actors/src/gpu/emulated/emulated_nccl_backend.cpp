@@ -1,4 +1,4 @@
-#include "support/emulated_nccl_backend.hpp"
+#include <troupe/actors/gpu/emulated/emulated_nccl_backend.hpp>
 
 #include <cstring>
 #include <optional>

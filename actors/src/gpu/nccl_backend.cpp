@@ -1,4 +1,4 @@
-#include <troupe/core/nccl_backend.hpp>
+#include <troupe/actors/gpu/nccl_backend.hpp>
 
 #include <string>
 #include <utility>
@@ -40,12 +40,10 @@ private:
   }
 };
 
-NcclBackend* installed = nullptr;
-
 } // namespace
 
 NcclBackend& nccl_backend() {
-  if (installed != nullptr)
+  if (auto* installed = ScopedNcclBackend::current())
     return *installed;
 #if TROUPE_HAVE_NCCL
   static NcclBackend& builtin = *make_cuda_nccl_backend().release();
@@ -54,15 +52,6 @@ NcclBackend& nccl_backend() {
 #endif
   // Never destroyed: communicators may be ended during static destruction.
   return builtin;
-}
-
-ScopedNcclBackend::ScopedNcclBackend(std::unique_ptr<NcclBackend> backend)
-  : backend_(std::move(backend)), previous_(installed) {
-  installed = backend_.get();
-}
-
-ScopedNcclBackend::~ScopedNcclBackend() {
-  installed = previous_;
 }
 
 } // namespace troupe::internal

@@ -1,4 +1,4 @@
-#include <troupe/core/caching_device_allocator.hpp>
+#include <troupe/actors/gpu/caching_device_allocator.hpp>
 
 #include <algorithm>
 #include <bit>

@@ -1,4 +1,4 @@
-#include "support/emulated_gpu_backend.hpp"
+#include <troupe/actors/gpu/emulated/emulated_gpu_backend.hpp>
 
 #include <cstdint>
 #include <cstdlib>

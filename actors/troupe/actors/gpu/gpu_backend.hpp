@@ -5,10 +5,11 @@
 #include <memory>
 #include <string>
 
+#include <troupe/core/device_memory.hpp>
+#include <troupe/core/scoped_override.hpp>
+
 namespace troupe::internal {
 
-/// A backend's stream: work enqueued on it runs in order on one GPU.
-using GpuStream = void*;
 /// A backend's event: a point in a stream's work that other streams can wait for.
 using GpuEvent = void*;
 
@@ -103,18 +104,7 @@ public:
 [[nodiscard]] GpuBackend& gpu_backend();
 
 /// Replaces the process's backend while it lives (troupe's tests run the GPU
-/// code on an emulated backend this way). Create it before any Runtime and
-/// destroy it after the last one; not thread-safe against running Runtimes.
-class ScopedGpuBackend {
-public:
-  explicit ScopedGpuBackend(std::unique_ptr<GpuBackend> backend);
-  ~ScopedGpuBackend();
-  ScopedGpuBackend(const ScopedGpuBackend&) = delete;
-  ScopedGpuBackend& operator=(const ScopedGpuBackend&) = delete;
-
-private:
-  std::unique_ptr<GpuBackend> backend_;
-  GpuBackend* previous_;
-};
+/// code on an emulated backend this way).
+using ScopedGpuBackend = ScopedOverride<GpuBackend>;
 
 } // namespace troupe::internal

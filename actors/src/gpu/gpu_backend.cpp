@@ -1,6 +1,7 @@
-#include <troupe/core/gpu_backend.hpp>
+#include <troupe/actors/gpu/gpu_backend.hpp>
 
 #include <troupe/build_config.hpp>
+#include <troupe/core/device_memory.hpp>
 #include <troupe/core/errors.hpp>
 
 #if TROUPE_HAVE_CUDA
@@ -46,12 +47,18 @@ private:
   }
 };
 
-GpuBackend* installed = nullptr;
+std::string absence_reason() {
+  auto& backend = gpu_backend();
+  return backend.device_count() == 0 ? backend.unavailable_reason() : std::string();
+}
+
+// Linked into every program that runs a Runtime (which calls gpu_backend()).
+[[maybe_unused]] const bool absence_reason_installed = (set_gpu_absence_reason(&absence_reason), true);
 
 } // namespace
 
 GpuBackend& gpu_backend() {
-  if (installed != nullptr)
+  if (auto* installed = ScopedGpuBackend::current())
     return *installed;
 #if TROUPE_HAVE_CUDA
   static GpuBackend& builtin = *make_cuda_gpu_backend().release();
@@ -60,15 +67,6 @@ GpuBackend& gpu_backend() {
 #endif
   // Never destroyed: device memory may be freed during static destruction.
   return builtin;
-}
-
-ScopedGpuBackend::ScopedGpuBackend(std::unique_ptr<GpuBackend> backend)
-  : backend_(std::move(backend)), previous_(installed) {
-  installed = backend_.get();
-}
-
-ScopedGpuBackend::~ScopedGpuBackend() {
-  installed = previous_;
 }
 
 } // namespace troupe::internal

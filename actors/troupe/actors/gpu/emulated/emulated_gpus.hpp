@@ -3,13 +3,13 @@
 #include <cstddef>
 #include <memory>
 
-#include <troupe/core/gpu_backend.hpp>
-#include <troupe/core/nccl_backend.hpp>
+#include <troupe/actors/gpu/gpu_backend.hpp>
+#include <troupe/actors/gpu/nccl_backend.hpp>
 #include <troupe/ops/gpu_kernels.hpp>
 
-#include "support/emulated_gpu_backend.hpp"
-#include "support/emulated_gpu_kernels.hpp"
-#include "support/emulated_nccl_backend.hpp"
+#include <troupe/actors/gpu/emulated/emulated_gpu_backend.hpp>
+#include <troupe/actors/gpu/emulated/emulated_gpu_kernels.hpp>
+#include <troupe/actors/gpu/emulated/emulated_nccl_backend.hpp>
 
 namespace troupe::testing {
 

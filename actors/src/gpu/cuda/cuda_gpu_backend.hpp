@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include <troupe/core/gpu_backend.hpp>
+#include <troupe/actors/gpu/gpu_backend.hpp>
 
 namespace troupe::internal {
 

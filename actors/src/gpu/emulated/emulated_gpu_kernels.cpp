@@ -1,4 +1,4 @@
-#include "support/emulated_gpu_kernels.hpp"
+#include <troupe/actors/gpu/emulated/emulated_gpu_kernels.hpp>
 
 #include <algorithm>
 #include <cmath>

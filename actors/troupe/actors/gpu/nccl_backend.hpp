@@ -7,7 +7,8 @@
 #include <vector>
 
 #include <troupe/core/dtype.hpp>
-#include <troupe/core/gpu_backend.hpp>
+#include <troupe/actors/gpu/gpu_backend.hpp>
+#include <troupe/core/scoped_override.hpp>
 
 namespace troupe::internal {
 
@@ -90,17 +91,7 @@ public:
 /// The process's NCCL: libnccl in a build with NCCL, else one that is not available.
 [[nodiscard]] NcclBackend& nccl_backend();
 
-/// Replaces the process's NCCL while it lives (troupe's tests emulate it), as ScopedGpuBackend.
-class ScopedNcclBackend {
-public:
-  explicit ScopedNcclBackend(std::unique_ptr<NcclBackend> backend);
-  ~ScopedNcclBackend();
-  ScopedNcclBackend(const ScopedNcclBackend&) = delete;
-  ScopedNcclBackend& operator=(const ScopedNcclBackend&) = delete;
-
-private:
-  std::unique_ptr<NcclBackend> backend_;
-  NcclBackend* previous_;
-};
+/// Replaces the process's NCCL while it lives (troupe's tests emulate it).
+using ScopedNcclBackend = ScopedOverride<NcclBackend>;
 
 } // namespace troupe::internal

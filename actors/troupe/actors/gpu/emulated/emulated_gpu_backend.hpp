@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include <troupe/core/gpu_backend.hpp>
+#include <troupe/actors/gpu/gpu_backend.hpp>
 
 namespace troupe::testing {
 

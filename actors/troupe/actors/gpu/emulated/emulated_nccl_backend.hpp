@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include <troupe/core/nccl_backend.hpp>
+#include <troupe/actors/gpu/nccl_backend.hpp>
 
 namespace troupe::testing {
 

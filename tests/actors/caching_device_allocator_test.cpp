@@ -18,7 +18,7 @@
 #include <unistd.h>
 #endif
 
-#include <troupe/core/caching_device_allocator.hpp>
+#include <troupe/actors/gpu/caching_device_allocator.hpp>
 #include <troupe/core/errors.hpp>
 
 using troupe::Errc;

@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include <troupe/core/nccl_backend.hpp>
+#include <troupe/actors/gpu/nccl_backend.hpp>
 
 namespace troupe::internal {
 
