@@ -25,7 +25,7 @@ private:
 } // namespace
 
 GpuDeviceActor::GpuDeviceActor(caf::actor_config& cfg, GpuDeviceSetup setup)
-  : caf::event_based_actor(cfg), setup_(std::move(setup)), stream_(setup_.stream),
+  : GpuDeviceActorHandle::base(cfg), setup_(std::move(setup)), stream_(setup_.stream),
     nccl_(this, setup_.name, setup_.gpu, setup_.stream, *setup_.backend, setup_.nccl_poller,
           [this](const std::string& why) {
       // Whatever is in flight may read what the aborted collectives left.
@@ -40,7 +40,7 @@ GpuDeviceActor::GpuDeviceActor(caf::actor_config& cfg, GpuDeviceSetup setup)
 
 GpuDeviceActor::~GpuDeviceActor() = default;
 
-caf::behavior GpuDeviceActor::make_behavior() {
+GpuDeviceActor::behavior_type GpuDeviceActor::make_behavior() {
   // No handler lets an exception escape: it would kill this actor and leave
   // its callers waiting.
   return {
@@ -158,7 +158,7 @@ void GpuDeviceActor::start(GpuTransfer& transfer, std::shared_ptr<GpuTransfer> o
     // gets a message to free the staging buffer and learn the stream's state.
     GpuTransfer* waiter = entry.owned ? nullptr : &transfer;
     backend.notify_when_done(setup_.gpu, stream_,
-                             [self = caf::actor_cast<caf::actor>(this), sequence = entry.sequence, waiter,
+                             [self = caf::actor_cast<GpuDeviceActorHandle>(this), sequence = entry.sequence, waiter,
                               staging = entry.staging, name = setup_.name, lost = lost_](const std::string& error) {
                                if (waiter != nullptr) {
                                  std::string failed;

@@ -9,7 +9,7 @@
 namespace troupe::internal {
 
 GpuDeviceMemory::GpuDeviceMemory(std::string name, int gpu, std::unique_ptr<CachingDeviceAllocator> allocator,
-                                 Executor& runtime, caf::actor device_actor)
+                                 Executor& runtime, GpuDeviceActorHandle device_actor)
   : name_(std::move(name)), gpu_(gpu), allocator_(std::move(allocator)), runtime_(&runtime),
     device_actor_(std::move(device_actor)) {
   // Blocks go back to the driver only once the kernels sent before are on the

@@ -78,7 +78,7 @@ std::unique_ptr<GpuDevices> GpuDevices::start(Executor& runtime, const RuntimeOp
 }
 
 GpuDevices::~GpuDevices() {
-  std::vector<caf::actor> actors;
+  std::vector<GpuDeviceActorHandle> actors;
   for (auto& device : devices_) {
     unregister_device_memory(device.memory.get());
     device.memory->detach();

@@ -44,7 +44,7 @@ std::chrono::nanoseconds tick_for(std::chrono::nanoseconds timeout) {
 
 } // namespace
 
-NcclDriver::NcclDriver(caf::event_based_actor* self, std::string device, int gpu, GpuStream stream,
+NcclDriver::NcclDriver(GpuDeviceActorHandle::pointer self, std::string device, int gpu, GpuStream stream,
                        GpuBackend& gpu_backend, std::shared_ptr<NcclProgressPoller> poller,
                        std::function<void(const std::string&)> on_lost)
   : self_(self), device_(std::move(device)), gpu_(gpu), stream_(stream), gpu_backend_(gpu_backend),
@@ -155,7 +155,7 @@ void NcclDriver::advance() {
   poller_->watch(communicator.comm, std::min<std::chrono::nanoseconds>(max_poll, waiting.deadline - now),
                  [self = caf::actor_cast<caf::weak_actor_ptr>(self_), serial = started_] {
                    if (auto strong = caf::actor_cast<caf::strong_actor_ptr>(self))
-                     caf::anon_send(caf::actor_cast<caf::actor>(strong), NcclPollMsg{serial});
+                     caf::anon_send(caf::actor_cast<GpuDeviceActorHandle>(strong), NcclPollMsg{serial});
                  });
 }
 
@@ -183,7 +183,7 @@ void NcclDriver::succeed() {
 }
 
 void NcclDriver::watch(uint64_t serial, std::chrono::nanoseconds timeout) {
-  gpu_backend_.notify_when_done(gpu_, stream_, [self = caf::actor_cast<caf::actor>(self_), serial](const std::string&) {
+  gpu_backend_.notify_when_done(gpu_, stream_, [self = caf::actor_cast<GpuDeviceActorHandle>(self_), serial](const std::string&) {
     caf::anon_send(self, NcclGroupDoneMsg{serial});
   });
   // No timer per watch: the health tick, running while groups do, looks at

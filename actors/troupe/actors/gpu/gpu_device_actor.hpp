@@ -8,65 +8,13 @@
 #include <mutex>
 #include <string>
 
-#include <caf/meta/type_name.hpp>
-#include <caf/event_based_actor.hpp>
-
-#include <troupe/actors/fibers/completion.hpp>
-#include <troupe/actors/gpu/nccl_driver.hpp>
-#include <troupe/actors/gpu/nccl_messages.hpp>
 #include <troupe/actors/gpu/caching_device_allocator.hpp>
-#include <troupe/core/device_memory.hpp>
 #include <troupe/actors/gpu/gpu_backend.hpp>
-#include <troupe/core/local_only.hpp>
+#include <troupe/actors/gpu/gpu_device_messages.hpp>
+#include <troupe/actors/gpu/nccl_driver.hpp>
+#include <troupe/core/device_memory.hpp>
 
 namespace troupe::internal {
-
-/// One copy or fill that a caller asks a logical GPU's device actor for, and
-/// where the caller waits for it. The caller keeps it alive until `done`.
-struct GpuTransfer {
-  enum class Kind {
-    to_host,     ///< `bytes` from this device at `src` to host memory at `dst`
-    from_host,   ///< from host memory at `src` to this device at `dst`
-    from_device, ///< from `src` on physical GPU `src_gpu` to this device at `dst`
-    fill_zero,   ///< zeroes `bytes` at `dst` on this device
-    barrier,     ///< nothing: done once the stream is past the work sent before it
-  };
-  Kind kind = Kind::fill_zero;
-  void* dst = nullptr;
-  const void* src = nullptr;
-  std::size_t bytes = 0;
-  int src_gpu = 0;
-  /// Set by the device actor: "" or why the transfer failed.
-  std::string error;
-  Completion done;
-  /// A copy from the host that nobody waits for: keeps `src` alive until the
-  /// actor has staged it.
-  std::shared_ptr<const void> source_owner;
-};
-
-/// Caller -> device actor: run `transfer` on the device's stream. The caller
-/// keeps it alive until `done`, or hands it over in `owned` and does not wait
-/// (a failure then poisons the device).
-struct GpuTransferMsg {
-  GpuTransfer* transfer = nullptr;
-  std::shared_ptr<GpuTransfer> owned;
-};
-
-/// Caller -> device actor: enqueue a kernel on the device's stream
-/// (DeviceMemory::launch says what a failure does). With `confirm`, the
-/// actor sets its `done` (and `error`) once the work is enqueued.
-struct GpuLaunchMsg {
-  const char* what = "";
-  std::function<void(const GpuLaunchContext&)> enqueue;
-  GpuTransfer* confirm = nullptr;
-};
-
-/// Backend thread -> device actor: the stream finished the work enqueued up
-/// to transfer number `sequence`, with "" or the stream's error.
-struct GpuStreamDoneMsg {
-  uint64_t sequence = 0;
-  std::string error;
-};
 
 /// What a logical GPU's device actor drives.
 struct GpuDeviceSetup {
@@ -96,12 +44,12 @@ struct GpuDeviceSetup {
 /// transfer with that cause (the GPU's results are lost from there on, as
 /// with CUDA's sticky errors). When it stops, it waits for its stream, then
 /// fails what is still pending.
-class GpuDeviceActor : public caf::event_based_actor {
+class GpuDeviceActor final : public GpuDeviceActorHandle::base {
 public:
   GpuDeviceActor(caf::actor_config& cfg, GpuDeviceSetup setup);
   ~GpuDeviceActor() override;
 
-  caf::behavior make_behavior() override;
+  behavior_type make_behavior() override;
   void on_exit() override;
 
 private:
@@ -156,26 +104,5 @@ private:
   /// Why this GPU's results are lost ("" while they are not).
   std::string failure_;
 };
-
-// Local-only: a transfer points to a waiting caller's buffers and flag, a
-// launch holds a closure that enqueues a kernel.
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, GpuTransferMsg& x) {
-  const GpuTransfer* transfer = x.transfer != nullptr ? x.transfer : x.owned.get();
-  int kind = transfer != nullptr ? static_cast<int>(transfer->kind) : -1;
-  std::size_t bytes = transfer != nullptr ? transfer->bytes : 0;
-  return inspect_local_only(f, "troupe::GpuTransferMsg", kind, bytes);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, GpuLaunchMsg& x) {
-  std::string what = x.what != nullptr ? x.what : "";
-  return inspect_local_only(f, "troupe::GpuLaunchMsg", what);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, GpuStreamDoneMsg& x) {
-  return f(caf::meta::type_name("troupe::GpuStreamDoneMsg"), x.sequence, x.error);
-}
 
 } // namespace troupe::internal

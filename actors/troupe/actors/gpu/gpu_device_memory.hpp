@@ -4,10 +4,8 @@
 #include <mutex>
 #include <string>
 
-#include <caf/actor.hpp>
-
-#include <troupe/actors/gpu/gpu_device_actor.hpp>
 #include <troupe/actors/gpu/caching_device_allocator.hpp>
+#include <troupe/actors/gpu/gpu_device_messages.hpp>
 #include <troupe/core/device_memory.hpp>
 
 namespace troupe::internal {
@@ -28,7 +26,7 @@ class Executor;
 class GpuDeviceMemory final : public DeviceMemory {
 public:
   GpuDeviceMemory(std::string name, int gpu, std::unique_ptr<CachingDeviceAllocator> allocator,
-                  Executor& runtime, caf::actor device_actor);
+                  Executor& runtime, GpuDeviceActorHandle device_actor);
 
   // -- DeviceMemory ----------------------------------------------------------------
 
@@ -70,7 +68,7 @@ private:
   std::unique_ptr<CachingDeviceAllocator> allocator_;
   std::mutex mutex_;
   Executor* runtime_;  // null once detached
-  caf::actor device_actor_;
+  GpuDeviceActorHandle device_actor_;
 };
 
 } // namespace troupe::internal

@@ -4,8 +4,7 @@
 #include <string>
 #include <vector>
 
-#include <caf/actor.hpp>
-
+#include <troupe/actors/gpu/gpu_device_messages.hpp>
 #include <troupe/actors/runtime.hpp>
 
 namespace troupe::internal {
@@ -34,12 +33,11 @@ public:
   [[nodiscard]] std::vector<std::string> names() const;
   [[nodiscard]] std::size_t size() const noexcept { return devices_.size(); }
   [[nodiscard]] GpuDeviceMemory& memory(std::size_t index) const { return *devices_.at(index).memory; }
-  [[nodiscard]] const caf::actor& actor(std::size_t index) const { return devices_.at(index).actor; }
 
 private:
   struct Device {
     std::shared_ptr<GpuDeviceMemory> memory;
-    caf::actor actor;
+    GpuDeviceActorHandle actor;
   };
 
   GpuDevices() = default;

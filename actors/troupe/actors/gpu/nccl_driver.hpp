@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include <caf/event_based_actor.hpp>
 
+#include <troupe/actors/gpu/gpu_device_messages.hpp>
 #include <troupe/actors/gpu/nccl_messages.hpp>
 #include <troupe/actors/gpu/nccl_progress_poller.hpp>
 #include <troupe/actors/gpu/gpu_backend.hpp>
@@ -51,7 +51,7 @@ public:
   /// told when collectives on the stream were lost: the actor
   /// fails the transfers in flight (they may read what the aborted
   /// collectives left), or else the next one waited for.
-  NcclDriver(caf::event_based_actor* self, std::string device, int gpu, GpuStream stream,
+  NcclDriver(GpuDeviceActorHandle::pointer self, std::string device, int gpu, GpuStream stream,
              GpuBackend& gpu_backend, std::shared_ptr<NcclProgressPoller> poller,
              std::function<void(const std::string&)> on_lost);
   ~NcclDriver();
@@ -121,7 +121,7 @@ private:
     return communicator.last_serial > finished_serial_;
   }
 
-  caf::event_based_actor* self_;
+  GpuDeviceActorHandle::pointer self_;
   std::string device_;
   int gpu_;
   GpuStream stream_;
