@@ -108,6 +108,8 @@ private:
   void arm_timer();
 
   [[nodiscard]] std::string who_sent_what(const Pending& pending) const;
+  /// "replica 2", "replicas 0, 3".
+  [[nodiscard]] static std::string replica_list(const std::vector<int>& ids);
 
   GroupSetup setup_;
   std::map<CollectiveKey, Pending> pending_;
