@@ -63,16 +63,6 @@ void launch(const DeviceSpec& device, const char* what, Enqueue enqueue) {
   });
 }
 
-/// Written operands of an in-place update must all live on one device.
-void require_same_device(const Tensor& written, const char* written_name, const Tensor& other,
-                         const char* other_name, const char* op) {
-  if (written.device() != other.device())
-    fail(Errc::invalid_argument, std::string{op} + ": " + written_name + " is on " + written.device().short_name()
-                                   + " but " + other_name + " is on " + other.device().short_name()
-                                   + "; the tensors an update writes must live on one device (create them "
-                                     "there, or copy with .to())");
-}
-
 } // namespace
 
 bool any_on_gpu(const Tensor& a) noexcept {

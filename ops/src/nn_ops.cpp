@@ -16,6 +16,7 @@
 
 #include <Eigen/Core>
 
+#include <troupe/ops/axis_split.hpp>
 #include <troupe/ops/cpu_kernels.hpp>
 #include <troupe/ops/eigen_gemm.hpp>
 #include <troupe/ops/gpu_ops.hpp>
@@ -435,21 +436,7 @@ Tensor argmax(const Tensor& input, int axis) {
   if (input.rank() == 0)
     fail(Errc::invalid_argument, "argmax: input must have rank 1 or more, but it is a "
                                    + describe(input) + "; reshape it to (1,) first");
-  const int a = input.shape().normalize_axis(axis);
-  const auto& dims = input.shape().dims();
-  int64_t outer = 1;
-  int64_t inner = 1;
-  std::vector<int64_t> kept;
-  for (int i = 0; i < input.rank(); ++i) {
-    if (i < a)
-      outer *= dims[i];
-    else if (i > a)
-      inner *= dims[i];
-    if (i != a)
-      kept.push_back(dims[i]);
-  }
-  const int64_t length = dims[a];
-  Shape shape{std::move(kept)};
+  const auto [outer, length, inner, shape] = internal::split_at_axis(input.shape(), axis);
   if (length == 0 && shape.num_elements() > 0)
     fail(Errc::invalid_argument, "argmax: axis " + std::to_string(axis) + " of the "
                                    + describe(input) + " is empty, so it has no largest element");

@@ -120,11 +120,11 @@ void apply_adam(Tensor& var, Tensor& m, Tensor& v, const Tensor& grad, int64_t s
   if (internal::any_on_gpu(var, m, v, grad)) {
     if (!var.on_host())
       return internal::gpu_adam(var, m, v, grad, alpha, options);
-    if (!m.on_host() || !v.on_host())
-      fail(Errc::invalid_argument, "apply_adam: var is on " + var.device().short_name() + " but m is on "
-                                     + m.device().short_name() + " and v on " + v.device().short_name()
-                                     + "; the tensors an update writes must live on one device (create them "
-                                       "there, or copy with .to())");
+    // var is on the host here: a moment on a GPU cannot be written with it.
+    if (!m.on_host())
+      internal::require_same_device(var, "var", m, "m", "apply_adam");
+    if (!v.on_host())
+      internal::require_same_device(var, "var", v, "v", "apply_adam");
     return apply_adam(var, m, v, grad.to(var.device()), step, options);
   }
   if (var.dtype() == DType::float32) {

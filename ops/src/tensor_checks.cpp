@@ -44,4 +44,13 @@ void require_same_shape(const Tensor& a, const char* what_a, const Tensor& b, co
                                  + b.shape().to_string() + "; they must have the same shape");
 }
 
+void require_same_device(const Tensor& written, const char* written_name, const Tensor& other,
+                         const char* other_name, const char* op) {
+  if (written.device() != other.device())
+    fail(Errc::invalid_argument, std::string{op} + ": " + written_name + " is on " + written.device().short_name()
+                                   + " but " + other_name + " is on " + other.device().short_name()
+                                   + "; the tensors an update writes must live on one device (create them "
+                                     "there, or copy with .to())");
+}
+
 } // namespace troupe::internal

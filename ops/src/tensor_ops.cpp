@@ -8,6 +8,7 @@
 
 #include <Eigen/Core>
 
+#include <troupe/ops/axis_split.hpp>
 #include <troupe/ops/eigen_types.hpp>
 #include <troupe/core/denormals.hpp>
 #include <troupe/ops/tensor_checks.hpp>
@@ -18,6 +19,7 @@ namespace troupe {
 
 using internal::describe;
 using internal::mutable_view;
+using internal::require_numeric;
 using internal::require_valid;
 using internal::Vector;
 using internal::view;
@@ -33,12 +35,6 @@ namespace {
 
 
 
-void require_arithmetic(const Tensor& t, const char* op) {
-  if (t.dtype() == DType::bool_)
-    fail(Errc::not_supported, std::string{op} + ": bool tensors do not support arithmetic ("
-                                + describe(t) + "); cast to int32 first");
-}
-
 /// The result shape of an elementwise op on `a` and `b`, after checking that they combine.
 Shape check_binary(const Tensor& a, const Tensor& b, const char* op) {
   require_valid(a, op);
@@ -51,7 +47,7 @@ Shape check_binary(const Tensor& a, const Tensor& b, const char* op) {
                                  + describe(b)
                                  + ": shapes must be equal or one operand must be a scalar "
                                    "(reshape or slice one operand first)");
-  require_arithmetic(a, op);
+  require_numeric(a, op, "an operand");
   return a.rank() == 0 ? b.shape() : a.shape();
 }
 
@@ -203,19 +199,11 @@ Tensor reduce(const Tensor& x, std::optional<int> axis, bool mean) {
   int64_t inner = 1;
   Shape shape;
   if (axis) {
-    const int a = x.shape().normalize_axis(*axis);
-    const auto& dims = x.shape().dims();
-    std::vector<int64_t> kept;
-    for (int i = 0; i < x.rank(); ++i) {
-      if (i < a)
-        outer *= dims[i];
-      else if (i > a)
-        inner *= dims[i];
-      if (i != a)
-        kept.push_back(dims[i]);
-    }
-    length = dims[a];
-    shape = Shape{std::move(kept)};
+    auto split = internal::split_at_axis(x.shape(), *axis);
+    outer = split.outer;
+    length = split.length;
+    inner = split.inner;
+    shape = std::move(split.kept);
   }
   if (mean && length == 0 && !is_floating(x.dtype()))
     fail(Errc::invalid_argument,
@@ -264,7 +252,7 @@ Tensor divide(const Tensor& a, const Tensor& b) {
 Tensor negate(const Tensor& a) {
   const ScopedFlushDenormals flush_denormals;
   require_valid(a, "negate");
-  require_arithmetic(a, "negate");
+  require_numeric(a, "negate", "its operand");
   if (internal::any_on_gpu(a))
     return internal::gpu_unary(internal::GpuUnaryOp::negate, a, "negate");
   Tensor result = Tensor::empty(a.shape(), a.dtype(), a.device());

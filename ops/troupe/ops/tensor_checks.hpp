@@ -28,4 +28,9 @@ void require_same_dtype(const Tensor& a, const char* what_a, const Tensor& b, co
 void require_same_shape(const Tensor& a, const char* what_a, const Tensor& b, const char* what_b,
                         const char* op);
 
+/// Error(invalid_argument) naming both devices when `written`, an operand an
+/// in-place update writes, and `other` live on different devices.
+void require_same_device(const Tensor& written, const char* written_name, const Tensor& other,
+                         const char* other_name, const char* op);
+
 } // namespace troupe::internal
