@@ -501,13 +501,7 @@ int launch(const Options& opts, int ranks, const std::string& self) {
   }
   std::free(line);
   std::fclose(in);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR)
-      throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
-  if (WIFEXITED(status))
-    return WEXITSTATUS(status);
-  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  return troupe::bench::exit_code(troupe::bench::wait_for_child(pid));
 }
 
 int run_driver(const Options& opts, const char* argv0) {

@@ -16,7 +16,9 @@
 #include <CLI/CLI.hpp>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -260,6 +262,30 @@ PipedChild spawn_piped(std::vector<std::string> args, bool merge_stderr, const s
     throw std::runtime_error("cannot start " + args.front() + ": " + std::strerror(rc) + " (" + fix + ")");
   }
   return {pid, fds[0]};
+}
+
+int wait_for_child(int pid, bool kill_first) {
+  if (kill_first)
+    ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+  return status;
+}
+
+int exit_code(int status) {
+  if (WIFEXITED(status))
+    return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status))
+    return "exit status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status))
+    return "signal " + std::to_string(WTERMSIG(status));
+  return "wait status " + std::to_string(status);
 }
 
 std::string cpu_model() {

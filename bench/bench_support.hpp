@@ -133,4 +133,16 @@ struct PipedChild {
 /// cannot start.
 [[nodiscard]] PipedChild spawn_piped(std::vector<std::string> args, bool merge_stderr, const std::string& fix);
 
+/// Waits for this process's child `pid` (killed first with SIGKILL when
+/// `kill_first`) and returns waitpid's status. Throws std::runtime_error when
+/// waitpid fails.
+int wait_for_child(int pid, bool kill_first = false);
+
+/// The exit code a shell would report for a wait `status`: the child's exit
+/// status, or 128 + the signal that ended it.
+[[nodiscard]] int exit_code(int status);
+
+/// "exit status 1", "signal 9".
+[[nodiscard]] std::string describe_status(int status);
+
 } // namespace troupe::bench

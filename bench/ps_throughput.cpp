@@ -80,8 +80,10 @@ namespace {
 using troupe::Tensor;
 using troupe::bench::Clock;
 using troupe::bench::cpu_model;
+using troupe::bench::describe_status;
 using troupe::bench::load_average;
 using troupe::bench::seconds_between;
+using troupe::bench::wait_for_child;
 
 // -- options ---------------------------------------------------------------------
 
@@ -335,29 +337,8 @@ bool read_lines(int fd, Clock::time_point deadline,
   return !timed_out;
 }
 
-// Waits for this process's child `pid` (killed first, by its pid, when
-// `kill_first`); returns waitpid's status.
-int wait_for_child(pid_t pid, bool kill_first) {
-  if (kill_first)
-    ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR)
-      throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
-  return status;
-}
-
 bool exited_zero(int status) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-// "exit status 1", "signal 9"
-std::string describe_status(int status) {
-  if (WIFEXITED(status))
-    return "exit status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status))
-    return "signal " + std::to_string(WTERMSIG(status));
-  return "wait status " + std::to_string(status);
 }
 
 // Runs tf_ps_throughput.py for one cluster of the kind --cluster names as a
