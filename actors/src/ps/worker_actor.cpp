@@ -1,12 +1,10 @@
 #include <troupe/actors/ps/worker_actor.hpp>
 
-#include <boost/context/protected_fixedsize_stack.hpp>
 #include <caf/all.hpp>
 
 #include <troupe/actors/ps/function_registry.hpp>
 #include <troupe/actors/replicas/replica_handle.hpp>
 #include <troupe/actors/runtime/executor.hpp>
-#include <troupe/core/denormals.hpp>
 #include <troupe/core/log.hpp>
 
 #include <utility>
@@ -43,8 +41,7 @@ ClosureFinishedMsg failed_attempt(const RunClosureMsg& msg, Errc code, std::stri
 /// with this worker's context current, whatever the thread had installed.
 class ClosureGuard {
 public:
-  ClosureGuard(WorkerContext* context, FiberWaiter* waiter)
-    : frame_(current_frame()), context_(context), waiter_(waiter) {
+  explicit ClosureGuard(WorkerContext* context) : frame_(current_frame()), context_(context) {
     set_current_frame(nullptr);
   }
   ~ClosureGuard() { set_current_frame(frame_); }
@@ -54,13 +51,16 @@ public:
 private:
   void* frame_;
   WorkerContext::Installer context_;
-  FiberWaiter::Installer waiter_;
 };
 
 } // namespace
 
 WorkerActor::WorkerActor(caf::actor_config& cfg, std::shared_ptr<WorkerContext> context, std::size_t stack_bytes)
-  : WorkerActorHandle::base(cfg), context_(std::move(context)), stack_bytes_(stack_bytes) {
+  : WorkerActorHandle::base(cfg), FiberHost(stack_bytes, [this] {
+      run_closure(*running_);
+      finished_ = true;
+    }),
+    context_(std::move(context)) {
 }
 
 WorkerActor::~WorkerActor() = default;
@@ -72,7 +72,7 @@ WorkerActor::behavior_type WorkerActor::make_behavior() {
     [this](RunClosureMsg& msg) { start(msg); },
     [this](FiberWakeMsg) {
       if (unpark())
-        resume_fiber();
+        continue_closure();
     },
     [this](WorkerZombieMsg) {
       zombie_ = true;
@@ -84,7 +84,7 @@ WorkerActor::behavior_type WorkerActor::make_behavior() {
 
 void WorkerActor::on_exit() {
   // Unwinds a suspended function's stack while this actor still exists.
-  user_ = boost::context::fiber{};
+  drop_fiber();
 }
 
 void WorkerActor::start(RunClosureMsg& msg) {
@@ -98,36 +98,20 @@ void WorkerActor::start(RunClosureMsg& msg) {
                                            + " while running closure " + std::to_string(running_->msg.id)));
     return;
   }
-  if (!user_) {
-    try {
-      create_fiber();
-    } catch (const std::exception& e) {
-      send(coordinator_of(msg), failed_attempt(msg, Errc::internal,
-                                           "worker " + context_->name() + " cannot create its fiber ("
-                                             + std::to_string(stack_bytes_)
-                                             + " bytes of stack, TROUPE_FIBER_STACK_KIB): " + e.what()));
-      return;
-    }
+  try {
+    ensure_fiber();
+  } catch (const std::exception& e) {
+    send(coordinator_of(msg), failed_attempt(msg, Errc::internal,
+                                         "worker " + context_->name() + " cannot create its fiber ("
+                                           + std::to_string(stack_bytes())
+                                           + " bytes of stack, TROUPE_FIBER_STACK_KIB): " + e.what()));
+    return;
   }
   context_->begin_attempt(AttemptId{msg.id, msg.attempt});
   running_.emplace();
   running_->msg = std::move(msg);
   finished_ = false;
-  resume_fiber();
-}
-
-void WorkerActor::create_fiber() {
-  boost::context::protected_fixedsize_stack stack(stack_bytes_);
-  user_ = boost::context::fiber(std::allocator_arg, stack, [this](boost::context::fiber&& caller) {
-    caller_ = std::move(caller);
-    flush_denormals_on_this_thread();
-    for (;;) {
-      run_closure(*running_);
-      finished_ = true;
-      caller_ = std::move(caller_).resume();
-    }
-    return std::move(caller_);
-  });
+  continue_closure();
 }
 
 void WorkerActor::run_closure(Running& running) {
@@ -164,19 +148,13 @@ void WorkerActor::run_closure(Running& running) {
   }
 }
 
-void WorkerActor::resume_fiber() {
-  for (;;) {
-    {
-      ClosureGuard guard(context_.get(), this);
-      user_ = std::move(user_).resume();
-    }
-    if (!waiting())
-      break;
-    // The function waits for a completion: resume when it is set (at once
-    // if it already is).
-    if (park(caf::actor_cast<caf::actor>(this)))
-      return;
-  }
+void WorkerActor::continue_closure() {
+  const bool yielded = resume_fiber(caf::actor_cast<caf::actor>(this), [this](auto switch_in) {
+    ClosureGuard guard(context_.get());
+    switch_in();
+  });
+  if (!yielded)
+    return; // waits for a completion: FiberWakeMsg continues
   if (finished_) {
     auto running = std::move(*running_);
     running_.reset();
@@ -198,11 +176,6 @@ void WorkerActor::report(Running& running) {
   reply.error = std::move(running.error);
   reply.staged_per_server = context_->staged_per_server();
   send(coordinator_of(running.msg), std::move(reply));
-}
-
-void WorkerActor::await(const Completion& done) {
-  wait_for(done);
-  caller_ = std::move(caller_).resume(); // yield to the actor until FiberWakeMsg
 }
 
 } // namespace troupe::internal

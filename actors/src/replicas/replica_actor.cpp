@@ -2,10 +2,8 @@
 
 #include <troupe/actors/fibers/fiber_collective.hpp>
 
-#include <boost/context/protected_fixedsize_stack.hpp>
 #include <caf/all.hpp>
 
-#include <troupe/core/denormals.hpp>
 #include <troupe/core/log.hpp>
 
 #include <utility>
@@ -47,7 +45,8 @@ std::string describe(const std::exception_ptr& error) {
 } // namespace
 
 ReplicaActor::ReplicaActor(caf::actor_config& cfg, ReplicaSetup setup)
-  : ReplicaActorHandle::base(cfg), setup_(std::move(setup)) {
+  : ReplicaActorHandle::base(cfg), FiberHost(setup.stack_bytes, [this] { run_function(); }),
+    setup_(std::move(setup)) {
 }
 
 ReplicaActor::~ReplicaActor() = default;
@@ -60,7 +59,7 @@ ReplicaActor::behavior_type ReplicaActor::make_behavior() {
     [this](CollectiveDoneMsg& msg) { on_done(msg); },
     [this](FiberWakeMsg) {
       if (unpark())
-        resume_fiber();
+        continue_function();
     },
     [this](ReducePartMsg& msg) {
       std::string failure;
@@ -79,7 +78,7 @@ ReplicaActor::behavior_type ReplicaActor::make_behavior() {
 void ReplicaActor::on_exit() {
   // Destroying a suspended fiber unwinds its stack (forced_unwind), running the
   // destructors of the function's locals while this actor is still alive.
-  user_ = boost::context::fiber{};
+  drop_fiber();
   // A run still waiting for this replica learns that it is gone.
   if (auto job = std::move(job_))
     job->replica_done(setup_.replica,
@@ -87,31 +86,20 @@ void ReplicaActor::on_exit() {
                                                                        + " was stopped during strategy.run")));
 }
 
-void ReplicaActor::create_fiber() {
-  boost::context::protected_fixedsize_stack stack(setup_.stack_bytes);
-  user_ = boost::context::fiber(std::allocator_arg, stack, [this](boost::context::fiber&& caller) {
-    caller_ = std::move(caller);
-    // A fiber keeps its own MXCSR across switches (Boost.Context saves it):
-    // set the mode here too, for actor systems an application passed in.
-    flush_denormals_on_this_thread();
-    for (;;) {
-      try {
-        job_->body(setup_.replica);
-        // Collectives handed off to GPUs without waiting must be on their
-        // streams before the run reports success.
-        settle_handoffs();
-        job_error_ = nullptr;
-      } catch (const boost::context::detail::forced_unwind&) {
-        throw; // the actor is going away: let Boost unwind this stack
-      } catch (...) {
-        drop_handoffs();
-        job_error_ = std::current_exception();
-      }
-      finished_ = true;
-      caller_ = std::move(caller_).resume();
-    }
-    return std::move(caller_);
-  });
+void ReplicaActor::run_function() {
+  try {
+    job_->body(setup_.replica);
+    // Collectives handed off to GPUs without waiting must be on their
+    // streams before the run reports success.
+    settle_handoffs();
+    job_error_ = nullptr;
+  } catch (const boost::context::detail::forced_unwind&) {
+    throw; // the actor is going away: let Boost unwind this stack
+  } catch (...) {
+    drop_handoffs();
+    job_error_ = std::current_exception();
+  }
+  finished_ = true;
 }
 
 void ReplicaActor::start_run(std::shared_ptr<RunJob> job) {
@@ -124,40 +112,31 @@ void ReplicaActor::start_run(std::shared_ptr<RunJob> job) {
                                                     "previous run is still running")));
     return;
   }
-  if (!user_) {
-    try {
-      create_fiber();
-    } catch (const std::exception& e) {
-      auto error = std::make_exception_ptr(Error(
-        Errc::internal, "replica " + std::to_string(setup_.replica) + " cannot create its fiber ("
-                          + std::to_string(setup_.stack_bytes) + " bytes of stack, TROUPE_FIBER_STACK_KIB): "
-                          + e.what()));
-      send(setup_.group, ReplicaFinishedMsg{job->run_id, setup_.replica, 0, describe(error)});
-      job->replica_done(setup_.replica, std::move(error));
-      return;
-    }
+  try {
+    ensure_fiber();
+  } catch (const std::exception& e) {
+    auto error = std::make_exception_ptr(Error(
+      Errc::internal, "replica " + std::to_string(setup_.replica) + " cannot create its fiber ("
+                        + std::to_string(stack_bytes()) + " bytes of stack, TROUPE_FIBER_STACK_KIB): "
+                        + e.what()));
+    send(setup_.group, ReplicaFinishedMsg{job->run_id, setup_.replica, 0, describe(error)});
+    job->replica_done(setup_.replica, std::move(error));
+    return;
   }
   job_ = std::move(job);
   issued_ = 0;
   finished_ = false;
-  resume_fiber();
+  continue_function();
 }
 
-void ReplicaActor::resume_fiber() {
-  for (;;) {
-    {
-      FrameGuard guard(setup_.frame, setup_.replica);
-      FiberWaiter::Installer waiter(this);
-      FiberLocal<WorkerContext>::Installer worker(job_ ? job_->worker : nullptr);
-      user_ = std::move(user_).resume();
-    }
-    if (!waiting())
-      break;
-    // The function waits for a completion: resume when it is set (at once
-    // if it already is).
-    if (park(caf::actor_cast<caf::actor>(this)))
-      return;
-  }
+void ReplicaActor::continue_function() {
+  const bool yielded = resume_fiber(caf::actor_cast<caf::actor>(this), [this](auto switch_in) {
+    FrameGuard guard(setup_.frame, setup_.replica);
+    FiberLocal<WorkerContext>::Installer worker(job_ ? job_->worker : nullptr);
+    switch_in();
+  });
+  if (!yielded)
+    return; // waits for a completion: FiberWakeMsg continues
   if (pending_) {
     waiting_for_ = CollectiveKey{setup_.group_id, job_->run_id, issued_++};
     auto fingerprint = CollectiveFingerprint::of(pending_->kind, pending_->op, pending_->axis,
@@ -188,12 +167,7 @@ void ReplicaActor::on_done(CollectiveDoneMsg& msg) {
   error_code_ = msg.code;
   error_message_ = std::move(msg.message);
   error_exception_ = std::move(msg.exception);
-  resume_fiber();
-}
-
-void ReplicaActor::await(const Completion& done) {
-  wait_for(done);
-  caller_ = std::move(caller_).resume(); // yield to the actor until FiberWakeMsg
+  continue_function();
 }
 
 CollectiveResult ReplicaActor::collective(CollectiveRequest request) {
@@ -223,7 +197,7 @@ CollectiveResult ReplicaActor::collective_as_is(CollectiveRequest request) {
   if (request.kind == CollectiveKind::merge_call)
     settle_handoffs();
   pending_ = std::make_shared<CollectiveRequest>(std::move(request));
-  caller_ = std::move(caller_).resume(); // yield to the actor until CollectiveDoneMsg
+  yield_to_actor(); // until CollectiveDoneMsg
   if (!result_) {
     if (error_exception_)
       std::rethrow_exception(std::exchange(error_exception_, nullptr));

@@ -5,12 +5,11 @@
 #include <optional>
 #include <string>
 
-#include <boost/context/fiber.hpp>
 #include <caf/meta/type_name.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
 #include <troupe/actors/ps/coordinator_messages.hpp>
-#include <troupe/actors/fibers/fiber_waiter.hpp>
+#include <troupe/actors/fibers/fiber_host.hpp>
 #include <troupe/actors/ps/worker_context.hpp>
 
 namespace troupe::internal {
@@ -42,7 +41,7 @@ using WorkerActorHandle =
 /// 3. When the function returns or throws, the actor answers the coordinator
 ///    with ClosureFinishedMsg, carrying how many updates it staged at each
 ///    parameter server: the coordinator alone commits them.
-class WorkerActor final : public WorkerActorHandle::base, public FiberWaiter {
+class WorkerActor final : public WorkerActorHandle::base, public FiberHost {
 public:
   WorkerActor(caf::actor_config& cfg, std::shared_ptr<WorkerContext> context, std::size_t stack_bytes);
   ~WorkerActor() override;
@@ -50,10 +49,6 @@ public:
   behavior_type make_behavior() override;
   void on_exit() override;
   [[nodiscard]] const char* name() const override { return "troupe.worker"; }
-
-  // -- FiberWaiter (called on the fiber) ----------------------------------------
-
-  void await(const Completion& done) override;
 
 private:
   struct Running {
@@ -65,15 +60,13 @@ private:
   };
 
   void start(RunClosureMsg& msg);
-  void resume_fiber();
-  void create_fiber();
+  /// Resumes the fiber, then reports the closure once it returned.
+  void continue_closure();
+  /// The fiber's task: runs the closure in running_.
   void run_closure(Running& running);
   void report(Running& running);
 
   std::shared_ptr<WorkerContext> context_;
-  std::size_t stack_bytes_;
-  boost::context::fiber user_;
-  boost::context::fiber caller_;
   std::optional<Running> running_;
   bool finished_ = false;
   bool zombie_ = false;

@@ -4,11 +4,10 @@
 #include <exception>
 #include <memory>
 
-#include <boost/context/fiber.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
 #include <troupe/actors/replicas/collective_group_messages.hpp>
-#include <troupe/actors/fibers/fiber_waiter.hpp>
+#include <troupe/actors/fibers/fiber_host.hpp>
 #include <troupe/actors/replicas/replica_messages.hpp>
 #include <troupe/actors/replicas/replica_handle.hpp>
 #include <troupe/core/device_spec.hpp>
@@ -43,7 +42,7 @@ struct ReplicaSetup {
 /// 5. When the function returns, the actor tells the group how many
 ///    collectives it issued (so missing ones fail at once) and reports to the
 ///    RunJob. No thread ever blocks; the fiber is reused across runs.
-class ReplicaActor final : public ReplicaActorHandle::base, public ReplicaHandle, public FiberWaiter {
+class ReplicaActor final : public ReplicaActorHandle::base, public ReplicaHandle, public FiberHost {
 public:
   ReplicaActor(caf::actor_config& cfg, ReplicaSetup setup);
   ~ReplicaActor() override;
@@ -57,21 +56,17 @@ public:
   [[nodiscard]] int replica_id() const noexcept override { return setup_.replica; }
   CollectiveResult collective(CollectiveRequest request) override;
 
-  // -- FiberWaiter (called on the fiber) ----------------------------------------
-
-  void await(const Completion& done) override;
-
 private:
   /// collective() without staging GPU tensors through the host.
   CollectiveResult collective_as_is(CollectiveRequest request);
   void start_run(std::shared_ptr<RunJob> job);
   void on_done(CollectiveDoneMsg& msg);
-  void resume_fiber();
-  void create_fiber();
+  /// The fiber's task: the run's function for this replica.
+  void run_function();
+  /// Resumes the fiber, then sends what it yielded for.
+  void continue_function();
 
   ReplicaSetup setup_;
-  boost::context::fiber user_;   // the suspended function side
-  boost::context::fiber caller_; // the actor side, while the function runs
   std::shared_ptr<RunJob> job_;
   uint32_t issued_ = 0;
   // Set by the fiber before it yields.
