@@ -12,36 +12,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "number_option.hpp"
+
 #include <unistd.h>
 
 namespace train {
 
-namespace {
-
-/// Adds `flag`, whose value must be a decimal number in [min, max]. Read with
-/// from_chars: CLI11's own conversion takes 010 as octal and wraps -1 around
-/// for unsigned types.
-template <class T>
-void add_number(CLI::App& app, const std::string& flag, T& target, T min, T max,
-                const std::string& help) {
-  app
-    .add_option_function<std::string>(
-      flag,
-      [=, &target](const std::string& text) {
-        T value{};
-        const char* end = text.data() + text.size();
-        auto [ptr, ec] = std::from_chars(text.data(), end, value);
-        if (ec != std::errc{} || ptr != end || !(value >= min && value <= max))
-          throw CLI::ValidationError(flag + " \"" + text
-                                     + "\" is not valid: expected a number from "
-                                     + std::to_string(min) + " to " + std::to_string(max));
-        target = value;
-      },
-      help)
-    ->type_name(std::is_floating_point_v<T> ? "X" : "N");
-}
-
-} // namespace
+using troupe::cli::add_number;
 
 Options parse_options(int argc, const char* const* argv) {
   Options opts;

@@ -6,28 +6,16 @@
 
 #include <CLI/CLI.hpp>
 
+#include "number_option.hpp"
+
 namespace troupe::launch {
 
 namespace {
 
-/// Adds `flag`, whose value must be a decimal number in [min, max]. Read with
-/// from_chars: CLI11's own conversion takes 010 as octal and wraps -1 around
-/// for unsigned types.
+/// A bounded number whose error says what is `expected`.
 template <class T>
-void add_number(CLI::App& app, const std::string& flag, T& target, T min, T max,
-                const std::string& expected) {
-  app
-    .add_option_function<std::string>(
-      flag,
-      [=, &target](const std::string& text) {
-        T value{};
-        const char* end = text.data() + text.size();
-        auto [ptr, ec] = std::from_chars(text.data(), end, value);
-        if (text.empty() || ec != std::errc{} || ptr != end || !(value >= min && value <= max))
-          throw CLI::ValidationError(flag + " \"" + text + "\" is not valid: expected " + expected);
-        target = value;
-      })
-    ->type_name("VALUE");
+void add_number(CLI::App& app, const std::string& flag, T& target, T min, T max, const std::string& expected) {
+  cli::add_number(app, flag, target, min, max, {}, expected)->type_name("VALUE");
 }
 
 std::vector<std::string> split_hosts(const std::string& flag, const std::string& text) {
