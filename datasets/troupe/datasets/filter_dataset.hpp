@@ -21,7 +21,6 @@ public:
   FilterDataset(std::shared_ptr<const detail::DatasetNode> input,
                 std::shared_ptr<Predicate> predicate);
 
-  [[nodiscard]] ElementSpec element_spec() const override { return input_->element_spec(); }
   [[nodiscard]] std::string describe() const override { return "filter(predicate)"; }
 
   /// The next input element for which `predicate` is true.

@@ -30,6 +30,10 @@ public:
     return std::make_shared<Derived>(std::move(input), fn_);
   }
 
+  /// What a user function makes is known only by running it: learned from
+  /// the first element (DatasetNode's way), not taken from the input.
+  [[nodiscard]] ElementSpec element_spec() const override { return detail::DatasetNode::element_spec(); }
+
 protected:
   /// Error(invalid_argument) "<operation>: the <role> is empty" for an empty function.
   FunctionDataset(std::shared_ptr<const detail::DatasetNode> input, std::shared_ptr<Fn> fn,

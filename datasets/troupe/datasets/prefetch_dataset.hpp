@@ -23,7 +23,6 @@ public:
   [[nodiscard]] std::unique_ptr<detail::ElementIterator> iterator() const override {
     return input_->iterator();
   }
-  [[nodiscard]] ElementSpec element_spec() const override { return input_->element_spec(); }
   [[nodiscard]] std::string describe() const override;
   [[nodiscard]] std::shared_ptr<const detail::DatasetNode>
   with_input(std::shared_ptr<const detail::DatasetNode> input) const override;

@@ -17,7 +17,6 @@ public:
   RepeatDataset(std::shared_ptr<const detail::DatasetNode> input, int64_t count);
 
   [[nodiscard]] std::unique_ptr<detail::ElementIterator> iterator() const override;
-  [[nodiscard]] ElementSpec element_spec() const override { return input_->element_spec(); }
   [[nodiscard]] std::string describe() const override;
   [[nodiscard]] std::shared_ptr<const detail::DatasetNode>
   with_input(std::shared_ptr<const detail::DatasetNode> input) const override;

@@ -31,7 +31,6 @@ public:
                  std::optional<uint64_t> seed, uint64_t base_seed, bool reshuffle_each_iteration);
 
   [[nodiscard]] std::unique_ptr<detail::ElementIterator> iterator() const override;
-  [[nodiscard]] ElementSpec element_spec() const override { return input_->element_spec(); }
   [[nodiscard]] std::string describe() const override;
   [[nodiscard]] std::shared_ptr<const detail::DatasetNode>
   with_input(std::shared_ptr<const detail::DatasetNode> input) const override;

@@ -10,11 +10,13 @@
 
 namespace troupe::internal {
 
-/// A transformation of one input node; options and (for shape-preserving
-/// subclasses) the element spec come from the input.
+/// A transformation of one input node; options and the element spec come
+/// from the input (a subclass that changes the elements, as map and batch
+/// do, overrides element_spec).
 class UnaryDataset : public detail::DatasetNode {
 public:
   [[nodiscard]] std::shared_ptr<const detail::DatasetNode> input() const override { return input_; }
+  [[nodiscard]] ElementSpec element_spec() const override { return input_->element_spec(); }
 
 protected:
   UnaryDataset(std::shared_ptr<const detail::DatasetNode> input, const char* operation)
