@@ -69,7 +69,7 @@ void LocalReplicasExtended::start() {
     k.stall_warning_seconds, k.local_reduce_split_bytes, k.fiber_stack_bytes, std::nullopt, std::nullopt,
     options_.implementation, options_.bytes_per_pack};
   const int local = static_cast<int>(devices_.size());
-  const caf::actor* link = nullptr;
+  DataPlaneHandle link;
   if (auto* cluster = placement_.cluster) {
     CrossWorkerSetup setup;
     setup.rank = placement_.worker_index;
@@ -86,7 +86,7 @@ void LocalReplicasExtended::start() {
     setup.gpu_tensors_through_host = agree_on_cluster_settings(position, setup);
     group_options.cluster = setup;
     group_options.group_id = position;
-    link = &cluster->link();
+    link = cluster->link();
   }
   group_ = std::make_unique<ReplicaGroup>(runtime_, devices_, std::move(frames), group_options, link);
   const int offset = placement_.worker_index * local;

@@ -154,7 +154,7 @@ struct Broker {
   caf::actor_system_config cfg;
   std::optional<caf::actor_system> sys;
   std::optional<caf::scoped_actor> self;
-  caf::actor broker;
+  DataPlaneBrokerHandle broker;
   uint16_t port = 0;
 
   explicit Broker(DataPlaneSetup setup) {
@@ -166,7 +166,7 @@ struct Broker {
     broker = sys->spawn_class<DataPlaneBroker, caf::no_spawn_options>(actor_cfg, std::move(setup));
     (*self)->request(broker, 10s, DataPlanePortMsg{}).receive([&](uint16_t p) { port = p; },
                                                               [&](caf::error& e) { FAIL(sys->render(e)); });
-    (*self)->send(broker, LinkRegisterMsg{group, caf::actor_cast<caf::actor>(*self)});
+    (*self)->send(broker, LinkRegisterMsg{group, caf::actor_cast<LinkReceiverHandle>(*self)});
   }
   ~Broker() {
     caf::anon_send_exit(broker, caf::exit_reason::user_shutdown);

@@ -16,8 +16,8 @@ namespace {
 
 struct Recorder {
   std::vector<std::string> events;
-  LinkDispatch dispatch{[this](const caf::actor&, LinkFrameMsg msg) { events.push_back("frame " + std::to_string(msg.header.seq)); },
-                        [this](const caf::actor&, PeerLostMsg msg) { events.push_back("lost " + std::to_string(msg.rank)); }};
+  LinkDispatch dispatch{[this](const LinkReceiverHandle&, LinkFrameMsg msg) { events.push_back("frame " + std::to_string(msg.header.seq)); },
+                        [this](const LinkReceiverHandle&, PeerLostMsg msg) { events.push_back("lost " + std::to_string(msg.rank)); }};
 };
 
 /// An actor system with an idle actor standing in for a strategy's collective
@@ -26,7 +26,9 @@ struct GroupActor {
   caf::actor_system_config cfg;
   caf::actor_system sys{with_core_types(cfg)};
   // An argument keeps clear of CAF's no-argument spawn path, which UBSan flags (tests/ubsan.supp).
-  caf::actor group = sys.spawn([](int) { return caf::behavior{[](int) {}}; }, 0);
+  // Cast unchecked: the tests' dispatches record instead of sending to it.
+  LinkReceiverHandle group =
+    caf::actor_cast<LinkReceiverHandle>(sys.spawn([](int) { return caf::behavior{[](int) {}}; }, 0));
 
   ~GroupActor() { caf::anon_send_exit(group, caf::exit_reason::user_shutdown); }
 
@@ -70,7 +72,7 @@ TEST_CASE("a group registered late gets a peer's frames before the news of its l
   r.events.clear();
   r.dispatch.on_peer_lost(1, "again", false); // reported once only
   CHECK(r.events.empty());
-  r.dispatch.on_register(LinkRegisterMsg{7, nullptr});
+  r.dispatch.on_register(LinkRegisterMsg{7, {}});
   r.dispatch.on_register(LinkRegisterMsg{8, group});
   CHECK(r.events == std::vector<std::string>{"frame 0", "lost 1"});
 }
@@ -79,8 +81,8 @@ TEST_CASE("early frames past the byte bound are dropped and their sender is lost
   GroupActor g;
   const auto& group = g.group;
   std::vector<std::string> events;
-  LinkDispatch dispatch{[&](const caf::actor&, LinkFrameMsg msg) { events.push_back("frame " + std::to_string(msg.from)); },
-                        [&](const caf::actor&, PeerLostMsg msg) { events.push_back("lost " + std::to_string(msg.rank) + ": " + msg.why); },
+  LinkDispatch dispatch{[&](const LinkReceiverHandle&, LinkFrameMsg msg) { events.push_back("frame " + std::to_string(msg.from)); },
+                        [&](const LinkReceiverHandle&, PeerLostMsg msg) { events.push_back("lost " + std::to_string(msg.rank) + ": " + msg.why); },
                         /*max_early_bytes=*/100};
   auto sized = [](int from, std::size_t bytes) { return sized_frame(from, 7, bytes); };
   dispatch.on_frame(sized(1, 60));
@@ -100,7 +102,7 @@ TEST_CASE("frames of a group this worker unregistered are dropped, not kept for 
   const auto& group = g.group;
   Recorder r;
   r.dispatch.on_register(LinkRegisterMsg{7, group});
-  r.dispatch.on_register(LinkRegisterMsg{7, nullptr});
+  r.dispatch.on_register(LinkRegisterMsg{7, {}});
   r.dispatch.on_frame(frame(7, 0)); // a peer still finishing a collective of that strategy
   r.dispatch.on_frame(frame(7, 1));
   r.dispatch.on_register(LinkRegisterMsg{7, group}); // had they been kept, they would come now
@@ -111,8 +113,8 @@ TEST_CASE("the early-frame bound covers every unregistered group together", "[ac
   GroupActor g;
   const auto& group = g.group;
   std::vector<std::string> events;
-  LinkDispatch dispatch{[&](const caf::actor&, LinkFrameMsg msg) { events.push_back("frame " + std::to_string(msg.header.group)); },
-                        [&](const caf::actor&, PeerLostMsg msg) { events.push_back("lost " + std::to_string(msg.rank)); },
+  LinkDispatch dispatch{[&](const LinkReceiverHandle&, LinkFrameMsg msg) { events.push_back("frame " + std::to_string(msg.header.group)); },
+                        [&](const LinkReceiverHandle&, PeerLostMsg msg) { events.push_back("lost " + std::to_string(msg.rank)); },
                         /*max_early_bytes=*/100};
   auto sized = [](uint64_t group_id, std::size_t bytes) { return sized_frame(1, group_id, bytes); };
   // 60 bytes each for two groups: within a per-group bound, past the total one.

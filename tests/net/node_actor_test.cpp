@@ -33,7 +33,7 @@ struct Node {
   caf::actor node;
   std::vector<caf::actor> peers;
 
-  Node(int me, const caf::actor& data_plane_of, std::string restartable_job = {}) {
+  Node(int me, const DataPlaneBrokerHandle& data_plane_of, std::string restartable_job = {}) {
     add_cluster_types(cfg);
     sys.emplace(cfg);
     HelloMsg hello{me, members[static_cast<size_t>(me)], 42, 7, 0, 1, "127.0.0.1", caf::actor{}};
@@ -66,7 +66,7 @@ TaskLostMsg next_verdict(caf::scoped_actor& self) {
 TEST_CASE("a parameter server's node decides from the control connection: a member that exits normally left, "
           "one that dies is lost",
           "[net][node]") {
-  Node ps(3, caf::actor{}); // ps:0 has no data plane
+  Node ps(3, DataPlaneBrokerHandle{}); // ps:0 has no data plane
   caf::scoped_actor watcher{*ps.sys};
   caf::anon_send(ps.node, NodeWatchMsg{caf::actor_cast<caf::actor>(watcher)});
 
@@ -91,7 +91,7 @@ TEST_CASE("a parameter server's node decides from the control connection: a memb
 
 TEST_CASE("a member's farewell puts its job's error into the verdict when it leaves, and only a member speaks for itself",
           "[net][node]") {
-  Node ps(3, caf::actor{});
+  Node ps(3, DataPlaneBrokerHandle{});
   caf::scoped_actor watcher{*ps.sys};
   caf::anon_send(ps.node, NodeWatchMsg{caf::actor_cast<caf::actor>(watcher)});
   // A farewell from an actor that is no member's node is not taken as any
@@ -116,7 +116,7 @@ TEST_CASE("a member's farewell puts its job's error into the verdict when it lea
 
 TEST_CASE("a node's farewell is answered once every member acknowledged or failed to, within its wait",
           "[net][node]") {
-  Node chief(0, caf::actor{});
+  Node chief(0, DataPlaneBrokerHandle{});
   caf::scoped_actor self{*chief.sys};
   // The stand-in peers do not know the message: each answers with an error at once.
   bool answered = false;
@@ -150,7 +150,7 @@ TEST_CASE("a worker's node takes its verdicts on the chief and workers from the 
   caf::actor_system_config plane_cfg;
   caf::actor_system plane_sys{plane_cfg};
   caf::scoped_actor plane{plane_sys}; // stands in for the data plane
-  Node worker(1, caf::actor_cast<caf::actor>(plane));
+  Node worker(1, caf::actor_cast<DataPlaneBrokerHandle>(plane));
   caf::scoped_actor watcher{*worker.sys};
   caf::anon_send(worker.node, NodeWatchMsg{caf::actor_cast<caf::actor>(watcher)});
   // The node listens to the data plane's verdicts as a collective group would.
@@ -179,7 +179,7 @@ TEST_CASE("a worker's node takes its verdicts on the chief and workers from the 
 }
 
 TEST_CASE("a node answers a lookup of a published actor, at once or once it is published", "[net][node]") {
-  Node ps(3, caf::actor{});
+  Node ps(3, DataPlaneBrokerHandle{});
   caf::scoped_actor self{*ps.sys};
   auto published = ps.sys->spawn([]() -> caf::behavior { return {[](int) {}}; });
   caf::actor found;
@@ -221,7 +221,7 @@ TEST_CASE("a worker's node in a formed parameter-server cluster takes a restarte
   caf::actor_system_config plane_cfg;
   caf::actor_system plane_sys{plane_cfg};
   caf::scoped_actor plane{plane_sys}; // stands in for the data plane
-  Node worker(1, caf::actor_cast<caf::actor>(plane), "worker");
+  Node worker(1, caf::actor_cast<DataPlaneBrokerHandle>(plane), "worker");
   caf::scoped_actor watcher{*worker.sys};
   caf::anon_send(worker.node, NodeWatchMsg{caf::actor_cast<caf::actor>(watcher)});
   plane->receive([](const LinkRegisterMsg&) {}, caf::after(10s) >> [] { FAIL("the node did not register"); });
@@ -262,7 +262,7 @@ TEST_CASE("a worker's node in a formed parameter-server cluster takes a restarte
 
 TEST_CASE("a node refuses a restarted task in a cluster without parameter servers",
           "[net][node]") {
-  Node ps(0, caf::actor{}); // the chief, with no restartable job: a cluster whose tasks all run collectives
+  Node ps(0, DataPlaneBrokerHandle{}); // the chief, with no restartable job: a cluster whose tasks all run collectives
   caf::scoped_actor watcher{*ps.sys};
   caf::anon_send(ps.node, NodeWatchMsg{caf::actor_cast<caf::actor>(watcher)});
   caf::anon_send_exit(ps.peers[2], caf::exit_reason::kill);
@@ -277,7 +277,7 @@ TEST_CASE("a node refuses a restarted task in a cluster without parameter server
 
 TEST_CASE("a node answers the same process's hello again as the first time, and refuses another process as that task",
           "[net][node]") {
-  Node chief(0, caf::actor{});
+  Node chief(0, DataPlaneBrokerHandle{});
   caf::scoped_actor edge{*chief.sys};
   // worker:1's process (pid 102, node peers[2]) joined; its hello comes again
   // (the first answer came after it gave up waiting): answered, not refused.

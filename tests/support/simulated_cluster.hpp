@@ -33,7 +33,7 @@ public:
                    const DeviceOf& device_of = nullptr)
     : rt_(rt), workers_(workers) {
     auto& sys = rt.impl().system();
-    std::vector<caf::actor> links;
+    std::vector<internal::SimLinkActorHandle> links;
     for (int w = 0; w < workers; ++w)
       links.push_back(sys.spawn<internal::SimLinkActor>(w));
     for (auto& link : links)
@@ -64,7 +64,7 @@ public:
       }
       opts.cluster = setup;
       opts.group_id = group_id;
-      groups_.push_back(std::make_unique<internal::ReplicaGroup>(rt, devices, frames, opts, &links_[static_cast<size_t>(w)]));
+      groups_.push_back(std::make_unique<internal::ReplicaGroup>(rt, devices, frames, opts, links_[static_cast<size_t>(w)]));
     }
   }
 
@@ -103,7 +103,7 @@ public:
 private:
   Runtime& rt_;
   int workers_;
-  std::vector<caf::actor> links_;
+  std::vector<internal::SimLinkActorHandle> links_;
   std::vector<std::unique_ptr<internal::ReplicaGroup>> groups_;
 };
 

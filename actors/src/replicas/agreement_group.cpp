@@ -37,7 +37,7 @@ AgreementGroup::AgreementGroup(Executor& runtime, const DeviceSpec& device, Clus
   : workers_(static_cast<int>(cluster.task_names().size())),
     group_(std::make_unique<ReplicaGroup>(runtime, std::vector<DeviceSpec>{device},
                                           std::vector<void*>{nullptr}, agreement_options(cluster),
-                                          &cluster.link())) {
+                                          cluster.link())) {
 }
 
 AgreementGroup::~AgreementGroup() = default;

@@ -91,9 +91,7 @@ CollectiveGroupActor::behavior_type CollectiveGroupActor::make_behavior() {
     cross_ = std::make_unique<CrossWorkerCollectives>(
       setup_.group_id, *setup_.cluster,
       [this](int to, const FrameHeader& header, FrameBytes bytes) {
-        // The link is a plain actor (net/ has no typed interfaces yet), which a
-        // typed actor reaches with anon_send; it reads no sender.
-        caf::anon_send(setup_.link, LinkSendMsg{to, header, std::move(bytes)});
+        send(setup_.link, LinkSendMsg{to, header, std::move(bytes)});
       },
       [this](const CollectiveKey& key, std::vector<Tensor> result) {
         if (auto i = pending_.find(key); i != pending_.end())
@@ -113,7 +111,7 @@ CollectiveGroupActor::behavior_type CollectiveGroupActor::make_behavior() {
       if (auto i = agreed_on_.find(key); i != agreed_on_.end() && gpu_)
         gpu_->failed(i->second, why);
     });
-    caf::anon_send(setup_.link, LinkRegisterMsg{setup_.group_id, caf::actor_cast<caf::actor>(this)});
+    send(setup_.link, LinkRegisterMsg{setup_.group_id, LinkReceiverHandle{this}});
   }
   return {
     [this](const LinkFrameMsg& msg) {
@@ -145,7 +143,7 @@ void CollectiveGroupActor::on_exit() {
   if (cross_) {
     // The other workers must not wait out their timeout for this group.
     cross_->abort_pending("its strategy was destroyed before this collective ended");
-    caf::anon_send(setup_.link, LinkRegisterMsg{setup_.group_id, caf::actor{}});
+    send(setup_.link, LinkRegisterMsg{setup_.group_id, LinkReceiverHandle{}});
   }
   cross_.reset();
   if (gpu_)

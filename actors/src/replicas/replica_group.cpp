@@ -41,12 +41,12 @@ struct ReplicaGroup::Impl {
 };
 
 ReplicaGroup::ReplicaGroup(Runtime& runtime, std::vector<DeviceSpec> devices,
-                           std::vector<void*> frames, GroupOptions options, const caf::actor* link)
+                           std::vector<void*> frames, GroupOptions options, const DataPlaneHandle& link)
   : ReplicaGroup(runtime.executor(), std::move(devices), std::move(frames), std::move(options), link) {
 }
 
 ReplicaGroup::ReplicaGroup(Executor& runtime, std::vector<DeviceSpec> devices,
-                           std::vector<void*> frames, GroupOptions options, const caf::actor* link)
+                           std::vector<void*> frames, GroupOptions options, const DataPlaneHandle& link)
   : impl_(std::make_unique<Impl>(runtime)) {
   if (devices.empty())
     fail(Errc::invalid_argument, "a replica group needs at least one device");
@@ -54,7 +54,7 @@ ReplicaGroup::ReplicaGroup(Executor& runtime, std::vector<DeviceSpec> devices,
     fail(Errc::invalid_argument, "the collective timeout must be a positive, finite number of seconds, got "
                                    + std::to_string(options.timeout_seconds)
                                    + "; collectives always have a deadline, so that a lost peer fails them");
-  if (options.cluster && (link == nullptr || !*link))
+  if (options.cluster && !link)
     fail(Errc::internal, "a multi-worker replica group needs the worker's data-plane link");
   // A local id counts every group of this process, so it differs between
   // workers that create different single-worker strategies: on the wire,
@@ -67,7 +67,7 @@ ReplicaGroup::ReplicaGroup(Executor& runtime, std::vector<DeviceSpec> devices,
   const auto group_id = options.group_id ? *options.group_id : impl_->runtime.next_group_id();
   GroupSetup setup{group_id, devices, to_timespan(options.timeout_seconds),
                    to_timespan(options.stall_warning_seconds), options.split_bytes, options.cluster,
-                   options.cluster ? *link : caf::actor{},
+                   options.cluster ? link : DataPlaneHandle{},
                    options.cluster ? options.cluster->implementation : options.implementation,
                    options.cluster ? options.cluster->bytes_per_pack : options.bytes_per_pack};
   impl_->group = sys.spawn<CollectiveGroupActor>(std::move(setup));

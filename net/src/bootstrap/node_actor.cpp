@@ -77,7 +77,7 @@ caf::behavior NodeActor::make_behavior() {
   });
   // The data plane's verdicts on chief and worker tasks come as to a collective group.
   if (setup_.data_plane)
-    send(setup_.data_plane, LinkRegisterMsg{loss_watch_group_id, caf::actor_cast<caf::actor>(this)});
+    send(setup_.data_plane, LinkRegisterMsg{loss_watch_group_id, caf::actor_cast<LinkReceiverHandle>(this)});
   return {
     [this](const PeerLostMsg& msg) {
       // The data plane never saw a rejoined process: its verdict is on the old one.

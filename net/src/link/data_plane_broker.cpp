@@ -43,7 +43,7 @@ std::string seconds_of(caf::timespan t) {
 
 // Runs the blocking connect on a thread of its own, not on the I/O thread
 // that also carries every heartbeat.
-void dial(caf::blocking_actor* self, caf::actor broker, DataPlanePeer peer, caf::timespan timeout) {
+void dial(caf::blocking_actor* self, DataPlaneBrokerHandle broker, DataPlanePeer peer, caf::timespan timeout) {
   auto result = dial_tcp(peer.host, peer.port, std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
   self->send(broker, DataPlaneDialedMsg{std::move(peer), result.fd, std::move(result.error)});
 }
@@ -51,10 +51,10 @@ void dial(caf::blocking_actor* self, caf::actor broker, DataPlanePeer peer, caf:
 } // namespace
 
 DataPlaneBroker::DataPlaneBroker(caf::actor_config& cfg, DataPlaneSetup setup)
-  : caf::io::broker(cfg), setup_(std::move(setup)),
+  : DataPlaneBrokerHandle::broker_base(cfg), setup_(std::move(setup)),
     handshake_(setup_.rank, setup_.task_names, setup_.token_hash, 0),
-    dispatch_([this](const caf::actor& to, LinkFrameMsg msg) { send(to, std::move(msg)); },
-              [this](const caf::actor& to, PeerLostMsg msg) { send(to, std::move(msg)); }) {
+    dispatch_([this](const LinkReceiverHandle& to, LinkFrameMsg msg) { send(to, std::move(msg)); },
+              [this](const LinkReceiverHandle& to, PeerLostMsg msg) { send(to, std::move(msg)); }) {
 }
 
 void DataPlaneBroker::on_exit() {
@@ -71,7 +71,7 @@ std::string DataPlaneBroker::task(int rank) const {
   return "rank " + std::to_string(rank);
 }
 
-caf::behavior DataPlaneBroker::make_behavior() {
+DataPlaneBroker::behavior_type DataPlaneBroker::make_behavior() {
   auto listening = add_tcp_doorman(setup_.port, setup_.bind_host.empty() ? nullptr : setup_.bind_host.c_str(), true);
   if (listening)
     port_ = listening->second;
@@ -90,7 +90,7 @@ caf::behavior DataPlaneBroker::make_behavior() {
       return port_;
     },
     [this](const DataPlaneConnectMsg& msg) -> caf::result<bool> {
-      auto me = caf::actor_cast<caf::actor>(this);
+      DataPlaneBrokerHandle me{this};
       for (const auto& peer : msg.peers) {
         if (peer.rank >= setup_.rank)
           continue; // higher ranks connect to this one

@@ -5,9 +5,9 @@
 namespace troupe::internal {
 
 SimLinkActor::SimLinkActor(caf::actor_config& cfg, int rank)
-  : caf::event_based_actor(cfg), rank_(rank),
-    dispatch_([this](const caf::actor& to, LinkFrameMsg msg) { send(to, std::move(msg)); },
-              [this](const caf::actor& to, PeerLostMsg msg) { send(to, std::move(msg)); }) {
+  : SimLinkActorHandle::base(cfg), rank_(rank),
+    dispatch_([this](const LinkReceiverHandle& to, LinkFrameMsg msg) { send(to, std::move(msg)); },
+              [this](const LinkReceiverHandle& to, PeerLostMsg msg) { send(to, std::move(msg)); }) {
 }
 
 void SimLinkActor::on_exit() {
@@ -16,7 +16,7 @@ void SimLinkActor::on_exit() {
   dispatch_ = LinkDispatch({}, {});
 }
 
-caf::behavior SimLinkActor::make_behavior() {
+SimLinkActor::behavior_type SimLinkActor::make_behavior() {
   return {
     [this](SimPeersMsg& msg) { peers_ = std::move(msg.links); },
     [this](const LinkRegisterMsg& msg) { dispatch_.on_register(msg); },

@@ -30,7 +30,7 @@ struct GroupSetup {
   /// Multi-worker strategies: this worker's place in the cluster and its
   /// data-plane link; all_reduce and all_gather then continue across workers.
   std::optional<CrossWorkerSetup> cluster;
-  caf::actor link;
+  DataPlaneHandle link;
   CommunicationImplementation implementation = CommunicationImplementation::AUTO;
   int64_t bytes_per_pack = 0;
 };

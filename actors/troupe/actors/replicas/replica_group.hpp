@@ -10,10 +10,7 @@
 #include <troupe/collectives/cross_worker_collectives.hpp>
 #include <troupe/actors/fwd.hpp>
 #include <troupe/core/device_spec.hpp>
-
-namespace caf {
-class actor;
-} // namespace caf
+#include <troupe/net/link/link_messages.hpp>
 
 namespace troupe::internal {
 
@@ -55,10 +52,10 @@ public:
   /// With `options.cluster`, `link` is the data-plane link actor of this
   /// worker (required then).
   ReplicaGroup(Runtime& runtime, std::vector<DeviceSpec> devices, std::vector<void*> frames,
-               GroupOptions options, const caf::actor* link = nullptr);
+               GroupOptions options, const DataPlaneHandle& link = {});
   /// The same, for groups the runtime itself owns (its AgreementGroup).
   ReplicaGroup(Executor& runtime, std::vector<DeviceSpec> devices, std::vector<void*> frames,
-               GroupOptions options, const caf::actor* link = nullptr);
+               GroupOptions options, const DataPlaneHandle& link = {});
   ~ReplicaGroup();
   ReplicaGroup(const ReplicaGroup&) = delete;
   ReplicaGroup& operator=(const ReplicaGroup&) = delete;

@@ -13,6 +13,8 @@
 #include <troupe/net/bootstrap/task_joined.hpp>
 #include <troupe/net/bootstrap/task_lost.hpp>
 #include <troupe/net/cluster_resolver.hpp>
+#include <troupe/net/link/data_plane_messages.hpp>
+#include <troupe/net/link/link_messages.hpp>
 
 namespace caf {
 class actor_system;
@@ -61,8 +63,8 @@ public:
   /// The chief and workers, in rank order: "chief:0", "worker:0", ...
   [[nodiscard]] const std::vector<std::string>& task_names() const noexcept { return task_names_; }
   /// The data-plane link the collective groups of multi-worker strategies use
-  /// (a null actor on a ps task).
-  [[nodiscard]] const caf::actor& link() const noexcept { return data_plane_; }
+  /// (a null handle on a ps task).
+  [[nodiscard]] DataPlaneHandle link() const noexcept { return data_plane_; }
   [[nodiscard]] const std::shared_ptr<const ClusterResolver>& resolver() const noexcept { return resolver_; }
 
   // -- membership (chief, workers, parameter servers) ----------------------------
@@ -126,7 +128,7 @@ private:
   std::vector<std::string> task_names_;
   std::map<int, caf::actor> nodes_; ///< every member's node actor, by member index
   caf::actor node_;
-  caf::actor data_plane_;
+  DataPlaneBrokerHandle data_plane_;
   bool farewell_said_ = false;
 };
 

@@ -17,6 +17,7 @@
 #include <troupe/net/bootstrap/task_joined.hpp>
 #include <troupe/net/bootstrap/task_lost.hpp>
 #include <troupe/net/handshake.hpp>
+#include <troupe/net/link/data_plane_messages.hpp>
 #include <caf/meta/type_name.hpp>
 
 namespace troupe::internal {
@@ -80,7 +81,7 @@ struct NodeSetup {
   std::vector<std::string> task_names; ///< per member index (ClusterMembers)
   std::vector<std::string> addresses;  ///< per member index, as TF_CONFIG lists them
   int participants = 0;                ///< members 0..participants-1 have a data plane
-  caf::actor data_plane;               ///< told when a peer is lost; null on a parameter server
+  DataPlaneBrokerHandle data_plane;    ///< told when a peer is lost; null on a parameter server
   std::chrono::steady_clock::time_point join_started;
   double init_timeout_seconds = 120;   ///< TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS
   /// The job whose tasks may rejoin once the cluster formed ("worker" in a

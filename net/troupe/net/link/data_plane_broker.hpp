@@ -6,56 +6,15 @@
 #include <string>
 #include <vector>
 
-#include <caf/io/broker.hpp>
+#include <caf/io/typed_broker.hpp>
 #include <caf/response_promise.hpp>
 #include <caf/timespan.hpp>
 
 #include <troupe/net/handshake.hpp>
+#include <troupe/net/link/data_plane_messages.hpp>
 #include <troupe/net/link/link_dispatch.hpp>
-#include <caf/meta/type_name.hpp>
 
 namespace troupe::internal {
-
-/// Where another task's data plane listens.
-struct DataPlanePeer {
-  int rank = 0;
-  std::string host;
-  uint16_t port = 0;
-};
-
-/// Edge -> broker (request): the port this data plane listens on.
-struct DataPlanePortMsg {};
-
-/// Edge -> broker (request): connect to every peer of lower rank, accept the
-/// others; answered once every peer is connected and identified. Each
-/// connect gives up after `timeout`.
-struct DataPlaneConnectMsg {
-  std::vector<DataPlanePeer> peers;
-  caf::timespan timeout = std::chrono::seconds(120);
-};
-
-/// Edge -> broker (request): this process shuts down normally. Sends a bye
-/// frame to every peer and answers once every socket's bytes are written.
-struct DataPlaneByeMsg {};
-
-/// Broker -> itself: time to check whether suspected peer `rank` (its
-/// control connection went down) is still silent on its data connection.
-struct DataPlaneCheckLossMsg {
-  int rank = 0;
-};
-
-/// Broker -> itself: the connection `serial` must have said hello by now.
-struct DataPlaneHelloDeadlineMsg {
-  caf::io::connection_handle hdl;
-  uint64_t serial = 0;
-};
-
-/// Dialer -> broker: the connect to `peer` ended; `fd` is the socket or -1.
-struct DataPlaneDialedMsg {
-  DataPlanePeer peer;
-  int fd = -1;
-  std::string error;
-};
 
 /// What a DataPlaneBroker is spawned with.
 struct DataPlaneSetup {
@@ -101,11 +60,11 @@ struct DataPlaneSetup {
 ///    naming its address.
 /// Runs on the middleman's I/O thread, like every broker; connects run on a
 /// dialer actor of their own, so a slow connect stops no heartbeat.
-class DataPlaneBroker final : public caf::io::broker {
+class DataPlaneBroker final : public DataPlaneBrokerHandle::broker_base {
 public:
   DataPlaneBroker(caf::actor_config& cfg, DataPlaneSetup setup);
 
-  caf::behavior make_behavior() override;
+  behavior_type make_behavior() override;
   void on_exit() override;
   [[nodiscard]] const char* name() const override { return "troupe.data_plane"; }
 
@@ -157,42 +116,5 @@ private:
   std::map<caf::io::connection_handle, bool> draining_;
   caf::response_promise bye_;
 };
-
-// The edge's requests and the broker's own timers and dialers: in-process
-// only (no type ID), but nothing in them ties them to it; they print.
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, DataPlanePeer& x) {
-  return f(caf::meta::type_name("troupe::DataPlanePeer"), x.rank, x.host, x.port);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, DataPlanePortMsg&) {
-  return f(caf::meta::type_name("troupe::DataPlanePortMsg"));
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, DataPlaneConnectMsg& x) {
-  return f(caf::meta::type_name("troupe::DataPlaneConnectMsg"), x.peers, x.timeout);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, DataPlaneByeMsg&) {
-  return f(caf::meta::type_name("troupe::DataPlaneByeMsg"));
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, DataPlaneCheckLossMsg& x) {
-  return f(caf::meta::type_name("troupe::DataPlaneCheckLossMsg"), x.rank);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, DataPlaneHelloDeadlineMsg& x) {
-  return f(caf::meta::type_name("troupe::DataPlaneHelloDeadlineMsg"), x.hdl, x.serial);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, DataPlaneDialedMsg& x) {
-  return f(caf::meta::type_name("troupe::DataPlaneDialedMsg"), x.peer, x.fd, x.error);
-}
 
 } // namespace troupe::internal

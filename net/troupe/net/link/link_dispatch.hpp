@@ -8,8 +8,6 @@
 #include <set>
 #include <string>
 
-#include <caf/actor.hpp>
-
 #include <troupe/net/link/link_messages.hpp>
 
 namespace troupe::internal {
@@ -20,8 +18,8 @@ namespace troupe::internal {
 class LinkDispatch {
 public:
   /// `deliver(actor, msg)` sends a message from the link actor.
-  using DeliverFrame = std::function<void(const caf::actor&, LinkFrameMsg)>;
-  using DeliverLoss = std::function<void(const caf::actor&, PeerLostMsg)>;
+  using DeliverFrame = std::function<void(const LinkReceiverHandle&, LinkFrameMsg)>;
+  using DeliverLoss = std::function<void(const LinkReceiverHandle&, PeerLostMsg)>;
 
   /// Frames of groups this process has not created yet are kept up to
   /// `max_early_bytes` of payload in all: one collective's first frames
@@ -51,7 +49,7 @@ public:
 private:
   DeliverFrame frame_;
   DeliverLoss loss_;
-  std::map<uint64_t, caf::actor> groups_;
+  std::map<uint64_t, LinkReceiverHandle> groups_;
   struct Early {
     std::deque<LinkFrameMsg> frames;
     std::size_t bytes = 0;

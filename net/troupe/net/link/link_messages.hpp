@@ -4,10 +4,11 @@
 // link (the io broker of cluster mode, the simulated network of simulation
 // mode). They carry shared buffers, so they never leave the process; what
 // crosses processes is the frame they describe (net/link/frame_header.hpp).
+// The typed interfaces of both sides end the file.
 
 #include <string>
 
-#include <caf/actor.hpp>
+#include <caf/typed_actor.hpp>
 
 #include <troupe/net/link/frame_bytes.hpp>
 #include <troupe/net/link/frame_header.hpp>
@@ -30,13 +31,6 @@ struct LinkFrameMsg {
   FrameBytes bytes;
 };
 
-/// Group -> link: deliver frames of group `group` to `actor` (frames that
-/// arrived before wait for this); a null actor unregisters it.
-struct LinkRegisterMsg {
-  uint64_t group = 0;
-  caf::actor actor;
-};
-
 /// Link -> groups: rank `rank` is gone (its process died, closed its sockets
 /// or stopped answering); `why` says which. `left`: it said bye first, so
 /// every frame it sent has arrived and only what still needs it fails.
@@ -44,6 +38,17 @@ struct PeerLostMsg {
   int rank = 0;
   std::string why;
   bool left = false;
+};
+
+/// What a link delivers to: a collective group (CollectiveGroupActorHandle),
+/// or the node actor's loss watch (NodeActorHandle).
+using LinkReceiverHandle = caf::typed_actor<caf::reacts_to<LinkFrameMsg>, caf::reacts_to<PeerLostMsg>>;
+
+/// Group -> link: deliver frames of group `group` to `actor` (frames that
+/// arrived before wait for this); a null actor unregisters it.
+struct LinkRegisterMsg {
+  uint64_t group = 0;
+  LinkReceiverHandle actor;
 };
 
 // Local-only: frames share their bytes with the sender.
@@ -66,5 +71,10 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, PeerLostMsg& x) {
   return f(caf::meta::type_name("troupe::PeerLostMsg"), x.rank, x.why, x.left);
 }
+
+/// The data plane as the collective groups reach it: the DataPlaneBroker of
+/// cluster mode (DataPlaneBrokerHandle) or the SimLinkActor of simulation
+/// mode (SimLinkActorHandle), both of which extend it.
+using DataPlaneHandle = caf::typed_actor<caf::reacts_to<LinkSendMsg>, caf::reacts_to<LinkRegisterMsg>>;
 
 } // namespace troupe::internal

@@ -3,17 +3,27 @@
 #include <string>
 #include <vector>
 
-#include <caf/event_based_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include <troupe/net/link/link_dispatch.hpp>
+#include <troupe/net/link/link_messages.hpp>
 #include <caf/meta/type_name.hpp>
 #include <troupe/core/local_only.hpp>
 
 namespace troupe::internal {
 
+struct SimPeersMsg;
+struct SimWireMsg;
+struct SimCutMsg;
+
+/// A simulated link: the data plane's interface, plus its peers, the wire
+/// between links and the test's cut.
+using SimLinkActorHandle =
+  DataPlaneHandle::extend<caf::reacts_to<SimPeersMsg>, caf::reacts_to<SimWireMsg>, caf::reacts_to<SimCutMsg>>;
+
 /// Test/simulation: the peers of a simulated cluster (one link actor per rank).
 struct SimPeersMsg {
-  std::vector<caf::actor> links;
+  std::vector<SimLinkActorHandle> links;
 };
 
 /// Between simulated links: a frame on the simulated wire.
@@ -35,17 +45,17 @@ struct SimCutMsg {
 /// instead of over sockets. Frames are copied on send, as a socket would, and
 /// frames between two links stay in order (one CAF mailbox per link). A cut
 /// drops frames to and from that rank and reports it lost to every group.
-class SimLinkActor final : public caf::event_based_actor {
+class SimLinkActor final : public SimLinkActorHandle::base {
 public:
   SimLinkActor(caf::actor_config& cfg, int rank);
 
-  caf::behavior make_behavior() override;
+  behavior_type make_behavior() override;
   void on_exit() override;
   [[nodiscard]] const char* name() const override { return "troupe.sim_link"; }
 
 private:
   int rank_;
-  std::vector<caf::actor> peers_;
+  std::vector<SimLinkActorHandle> peers_;
   LinkDispatch dispatch_;
 };
 

@@ -1,0 +1,112 @@
+#pragma once
+
+// The messages a DataPlaneBroker (net/link/data_plane_broker.hpp) takes
+// besides the link's (net/link/link_messages.hpp) and CAF's io events, and
+// its typed interface.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/io/connection_handle.hpp>
+#include <caf/io/system_messages.hpp>
+#include <caf/meta/type_name.hpp>
+#include <caf/timespan.hpp>
+#include <caf/typed_actor.hpp>
+
+#include <troupe/net/link/link_messages.hpp>
+
+namespace troupe::internal {
+
+/// Where another task's data plane listens.
+struct DataPlanePeer {
+  int rank = 0;
+  std::string host;
+  uint16_t port = 0;
+};
+
+/// Edge -> broker (request): the port this data plane listens on.
+struct DataPlanePortMsg {};
+
+/// Edge -> broker (request): connect to every peer of lower rank, accept the
+/// others; answered once every peer is connected and identified. Each
+/// connect gives up after `timeout`.
+struct DataPlaneConnectMsg {
+  std::vector<DataPlanePeer> peers;
+  caf::timespan timeout = std::chrono::seconds(120);
+};
+
+/// Edge -> broker (request): this process shuts down normally. Sends a bye
+/// frame to every peer and answers once every socket's bytes are written.
+struct DataPlaneByeMsg {};
+
+/// Broker -> itself: time to check whether suspected peer `rank` (its
+/// control connection went down) is still silent on its data connection.
+struct DataPlaneCheckLossMsg {
+  int rank = 0;
+};
+
+/// Broker -> itself: the connection `serial` must have said hello by now.
+struct DataPlaneHelloDeadlineMsg {
+  caf::io::connection_handle hdl;
+  uint64_t serial = 0;
+};
+
+/// Dialer -> broker: the connect to `peer` ended; `fd` is the socket or -1.
+struct DataPlaneDialedMsg {
+  DataPlanePeer peer;
+  int fd = -1;
+  std::string error;
+};
+
+// The edge's requests and the broker's own timers and dialers: in-process
+// only (no type ID), but nothing in them ties them to it; they print.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, DataPlanePeer& x) {
+  return f(caf::meta::type_name("troupe::DataPlanePeer"), x.rank, x.host, x.port);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, DataPlanePortMsg&) {
+  return f(caf::meta::type_name("troupe::DataPlanePortMsg"));
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, DataPlaneConnectMsg& x) {
+  return f(caf::meta::type_name("troupe::DataPlaneConnectMsg"), x.peers, x.timeout);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, DataPlaneByeMsg&) {
+  return f(caf::meta::type_name("troupe::DataPlaneByeMsg"));
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, DataPlaneCheckLossMsg& x) {
+  return f(caf::meta::type_name("troupe::DataPlaneCheckLossMsg"), x.rank);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, DataPlaneHelloDeadlineMsg& x) {
+  return f(caf::meta::type_name("troupe::DataPlaneHelloDeadlineMsg"), x.hdl, x.serial);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, DataPlaneDialedMsg& x) {
+  return f(caf::meta::type_name("troupe::DataPlaneDialedMsg"), x.peer, x.fd, x.error);
+}
+
+/// The data-plane broker: the link of the collective groups, the node
+/// actor's hints (PeerLostMsg), the edge's requests, its dialers' and timers'
+/// messages, and the CAF io events a caf::io::typed_broker must take
+/// (typed_broker's add_tcp_doorman requires the acceptor's two).
+using DataPlaneBrokerHandle = DataPlaneHandle::extend<
+  caf::reacts_to<PeerLostMsg>, caf::replies_to<DataPlanePortMsg>::with<uint16_t>,
+  caf::replies_to<DataPlaneConnectMsg>::with<bool>, caf::replies_to<DataPlaneByeMsg>::with<bool>,
+  caf::reacts_to<DataPlaneDialedMsg>, caf::reacts_to<DataPlaneCheckLossMsg>, caf::reacts_to<DataPlaneHelloDeadlineMsg>,
+  caf::reacts_to<caf::io::new_connection_msg>, caf::reacts_to<caf::io::new_data_msg>,
+  caf::reacts_to<caf::io::data_transferred_msg>, caf::reacts_to<caf::io::connection_closed_msg>,
+  caf::reacts_to<caf::io::acceptor_closed_msg>>;
+
+} // namespace troupe::internal
