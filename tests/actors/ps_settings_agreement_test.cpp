@@ -130,7 +130,7 @@ TEST_CASE("the settings agreement skips lost tasks, names missing ones at its de
     caf::anon_send(agreement, TaskLostMsg{"worker:1", "its process died", false, ""});
     CHECK(chief_verdict(chief).empty());
     CHECK(w0.verdict().empty());
-    caf::anon_send(agreement, TaskJoinedMsg{"worker:1", caf::actor{}});
+    caf::anon_send(agreement, TaskJoinedMsg{"worker:1", NodeActorHandle{}});
     TaskCall rejoined_other(system.sys, agreement, 0, "worker:1", settings("sgd"));
     CHECK(rejoined_other.verdict()
           == "check_same_across_workers: the tasks differ: \"--optimizer\" is adam on chief:0, but sgd on worker:1. "

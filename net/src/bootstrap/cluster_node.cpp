@@ -158,7 +158,7 @@ void ClusterNode::join() {
 
   // 2. The node actor answers hellos on the task's own address.
   HelloMsg hello{member_index_, me, spec.fingerprint(), Handshake::hash_token(k.cluster_token), data_port,
-                 static_cast<int32_t>(::getpid()), bind_host.empty() ? my_address.host : bind_host, caf::actor{}};
+                 static_cast<int32_t>(::getpid()), bind_host.empty() ? my_address.host : bind_host, NodeActorHandle{}};
   // A parameter-server coordinator goes on with the workers it has, so a
   // restarted worker process may join again; in a cluster without ps tasks
   // every task is part of every collective and none rejoins.
@@ -167,7 +167,11 @@ void ClusterNode::join() {
                                              k.cluster_init_timeout_seconds, restartable_job});
   hello.node = node_;
   nodes_[member_index_] = node_;
-  auto published = system_.middleman().publish(node_, my_address.port, bind_host.empty() ? nullptr : bind_host.c_str(), true);
+  // Published as a plain actor, as before it was typed: a typed handle would
+  // put its interface into CAF's handshake, naming in-process messages that
+  // have no type ID, and no peer checks it (dial_node casts what it gets).
+  auto published = system_.middleman().publish(caf::actor_cast<caf::actor>(node_), my_address.port,
+                                               bind_host.empty() ? nullptr : bind_host.c_str(), true);
   if (!published)
     fail(Errc::failed_precondition, "task " + me + " cannot listen on its address "
                                       + addresses[static_cast<size_t>(member_index_)] + ": " + system_.render(published.error())
@@ -331,7 +335,7 @@ void ClusterNode::join() {
   TROUPE_LOG(info, "net") << "task " << me << " joined a cluster of " << names.size() << " tasks";
 }
 
-caf::actor ClusterNode::node_of(std::string_view task) const {
+NodeActorHandle ClusterNode::node_of(std::string_view task) const {
   if (!is_member())
     fail(Errc::invalid_argument, "task " + task_type_ + ":" + std::to_string(task_index_)
                                    + " is no member of the cluster (only chief, worker and ps tasks are), so it "

@@ -35,7 +35,7 @@ std::string join_progress(std::chrono::steady_clock::time_point join_started, do
 }
 
 NodeActor::NodeActor(caf::actor_config& cfg, NodeSetup setup)
-  : caf::event_based_actor(cfg), setup_(std::move(setup)),
+  : NodeActorHandle::base(cfg), setup_(std::move(setup)),
     handshake_(setup_.me.rank, setup_.task_names, setup_.me.token_hash, setup_.me.spec_fingerprint) {
   if (!setup_.restartable_job.empty())
     handshake_.admit_restarted(setup_.restartable_job);
@@ -45,7 +45,7 @@ bool NodeActor::control_decides(int rank) const {
   return !setup_.data_plane || rank >= setup_.participants || rejoined_.count(rank) != 0;
 }
 
-caf::behavior NodeActor::make_behavior() {
+NodeActor::behavior_type NodeActor::make_behavior() {
   set_down_handler([this](caf::down_msg& msg) {
     auto i = rank_of_.find(msg.source);
     if (i == rank_of_.end())
@@ -77,7 +77,7 @@ caf::behavior NodeActor::make_behavior() {
   });
   // The data plane's verdicts on chief and worker tasks come as to a collective group.
   if (setup_.data_plane)
-    send(setup_.data_plane, LinkRegisterMsg{loss_watch_group_id, caf::actor_cast<LinkReceiverHandle>(this)});
+    send(setup_.data_plane, LinkRegisterMsg{loss_watch_group_id, LinkReceiverHandle{this}});
   return {
     [this](const PeerLostMsg& msg) {
       // The data plane never saw a rejoined process: its verdict is on the old one.
@@ -96,7 +96,7 @@ caf::behavior NodeActor::make_behavior() {
         return;
       watchers_.push_back(msg.listener);
       for (const auto& [rank, verdict] : verdicts_)
-        send(msg.listener, verdict);
+        caf::anon_send(msg.listener, verdict);
     },
     [this](const NodePublishMsg& msg) {
       if (!msg.actor) {
@@ -222,10 +222,10 @@ void NodeActor::take_back(const HelloMsg& hello) {
                           << " (pid " << peers_[rank].pid << " before, " << hello.pid << " now)";
   add_peer(hello.node, hello);
   for (const auto& watcher : watchers_)
-    send(watcher, TaskJoinedMsg{task, hello.node});
+    caf::anon_send(watcher, TaskJoinedMsg{task, hello.node});
 }
 
-void NodeActor::add_peer(const caf::actor& peer, const HelloMsg& hello) {
+void NodeActor::add_peer(const NodeActorHandle& peer, const HelloMsg& hello) {
   peers_[hello.rank] = hello;
   if (peer) {
     monitor(peer);
@@ -257,7 +257,7 @@ void NodeActor::decide(int rank, std::string why, bool left) {
       TROUPE_LOG(warning, "net") << "task " << task << " is lost: " << verdict->second.why;
   }
   for (const auto& watcher : watchers_)
-    send(watcher, verdict->second);
+    caf::anon_send(watcher, verdict->second);
 }
 
 caf::result<bool> NodeActor::on_say_farewell(const NodeSayFarewellMsg& msg) {

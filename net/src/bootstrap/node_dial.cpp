@@ -13,8 +13,8 @@
 
 namespace troupe::internal {
 
-caf::expected<caf::actor> dial_node(caf::actor_system& system, const std::string& host, uint16_t port,
-                                    caf::timespan timeout) {
+caf::expected<NodeActorHandle> dial_node(caf::actor_system& system, const std::string& host, uint16_t port,
+                                         caf::timespan timeout) {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + timeout;
   auto dialed = dial_tcp(host, port, std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
@@ -34,12 +34,14 @@ caf::expected<caf::actor> dial_node(caf::actor_system& system, const std::string
   const auto left = std::max(caf::timespan{std::chrono::milliseconds(1)},
                              std::chrono::duration_cast<caf::timespan>(deadline - Clock::now()));
   caf::scoped_actor self{system};
-  caf::expected<caf::actor> result{caf::make_error(caf::sec::cannot_connect_to_node)};
+  caf::expected<NodeActorHandle> result{caf::make_error(caf::sec::cannot_connect_to_node)};
   self->request(basp, left, caf::connect_atom::value, std::move(scribe), port)
     .receive(
       [&](caf::node_id&, caf::strong_actor_ptr& published, std::set<std::string>&) {
+        // CAF checks no interface here: whoever listens on a task's
+        // address is taken for its node actor, and its hello says whether it is.
         if (published)
-          result = caf::actor_cast<caf::actor>(std::move(published));
+          result = caf::actor_cast<NodeActorHandle>(std::move(published));
         else
           result = caf::make_error(caf::sec::no_actor_published_at_port,
                                    "nothing is published at " + host + ":" + std::to_string(port));

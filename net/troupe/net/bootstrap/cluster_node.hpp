@@ -10,6 +10,7 @@
 #include <caf/timespan.hpp>
 
 #include <troupe/net/bootstrap/cluster_members.hpp>
+#include <troupe/net/bootstrap/node_actor_handle.hpp>
 #include <troupe/net/bootstrap/task_joined.hpp>
 #include <troupe/net/bootstrap/task_lost.hpp>
 #include <troupe/net/cluster_resolver.hpp>
@@ -83,7 +84,7 @@ public:
   /// the actor other tasks' actors are reached through (lookup()).
   /// Error(invalid_argument) naming the members when `task` is none, or when
   /// this task is no member.
-  [[nodiscard]] caf::actor node_of(std::string_view task) const;
+  [[nodiscard]] NodeActorHandle node_of(std::string_view task) const;
 
   /// Makes `actor` reachable by every member under `name` (at most
   /// NodeLookupMsg::max_name_bytes bytes): lookup(this task, name) finds it.
@@ -126,8 +127,8 @@ private:
   int member_index_ = -1;
   int rank_ = -1;
   std::vector<std::string> task_names_;
-  std::map<int, caf::actor> nodes_; ///< every member's node actor, by member index
-  caf::actor node_;
+  std::map<int, NodeActorHandle> nodes_; ///< every member's node actor, by member index
+  NodeActorHandle node_;
   DataPlaneBrokerHandle data_plane_;
   bool farewell_said_ = false;
 };

@@ -7,12 +7,12 @@
 #include <cstdint>
 #include <string>
 
-#include <caf/actor.hpp>
 #include <caf/meta/type_name.hpp>
 #include <caf/type_id.hpp>
 
 #include <troupe/core/bounded_field.hpp>
 #include <troupe/core/type_ids.hpp>
+#include <troupe/net/bootstrap/node_actor_handle.hpp>
 
 namespace caf {
 class actor_system_config;
@@ -31,7 +31,7 @@ struct HelloMsg {
   uint16_t data_port = 0;    ///< 0 for a parameter server, which has no data plane
   int32_t pid = 0;
   std::string host;          ///< where the sender's data plane listens
-  caf::actor node;           ///< the sender's node actor, which the receiver monitors
+  NodeActorHandle node;      ///< the sender's node actor, which the receiver monitors
   /// In a reply: the cluster had formed and took the asking process back as a
   /// restart of its task (Handshake::admits_restart); it then dials every
   /// member itself, since none will dial it.

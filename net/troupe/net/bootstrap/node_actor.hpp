@@ -8,12 +8,13 @@
 #include <string>
 #include <vector>
 
-#include <caf/event_based_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 #include <caf/timespan.hpp>
 #include <caf/response_promise.hpp>
 
 #include <troupe/net/bootstrap/cluster_types.hpp>
 #include <troupe/core/errors.hpp>
+#include <troupe/net/bootstrap/node_actor_handle.hpp>
 #include <troupe/net/bootstrap/task_joined.hpp>
 #include <troupe/net/bootstrap/task_lost.hpp>
 #include <troupe/net/handshake.hpp>
@@ -25,7 +26,7 @@ namespace troupe::internal {
 /// Edge -> node: the handshake with peer `hello.rank` (reached by the edge
 /// through remote_actor) succeeded; `peer` is its node actor.
 struct NodePeerMsg {
-  caf::actor peer;
+  NodeActorHandle peer;
   HelloMsg hello;
 };
 
@@ -46,7 +47,8 @@ struct NodeProgressMsg {};
 struct NodeDoomedMsg {};
 
 /// Edge -> node: tell `listener` the verdict on every member that is lost or
-/// leaves (TaskLostMsg), those decided before included.
+/// leaves (TaskLostMsg), those decided before included. Any actor may listen
+/// (a plain actor): the node reaches it with anon_send, so it reads no sender.
 struct NodeWatchMsg {
   caf::actor listener;
 };
@@ -129,11 +131,11 @@ struct NodeSetup {
 /// watchers TaskJoinedMsg, and decides the new process's loss by the control
 /// connection (it has no data plane; the data plane's later verdicts on that
 /// rank concern the old process and are dropped).
-class NodeActor final : public caf::event_based_actor {
+class NodeActor final : public NodeActorHandle::base {
 public:
   NodeActor(caf::actor_config& cfg, NodeSetup setup);
 
-  caf::behavior make_behavior() override;
+  behavior_type make_behavior() override;
   void on_exit() override;
   [[nodiscard]] const char* name() const override { return "troupe.node"; }
 
@@ -147,7 +149,7 @@ private:
   void take_back(const HelloMsg& hello);
   /// Whether the control connection (not the data plane) decides `rank`'s loss.
   [[nodiscard]] bool control_decides(int rank) const;
-  void add_peer(const caf::actor& peer, const HelloMsg& hello);
+  void add_peer(const NodeActorHandle& peer, const HelloMsg& hello);
   void check_complete();
   void fail_waiting(Errc code, const std::string& why);
   [[nodiscard]] std::string missing_tasks() const;

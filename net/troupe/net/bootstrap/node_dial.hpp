@@ -3,9 +3,10 @@
 #include <cstdint>
 #include <string>
 
-#include <caf/actor.hpp>
 #include <caf/expected.hpp>
 #include <caf/timespan.hpp>
+
+#include <troupe/net/bootstrap/node_actor_handle.hpp>
 
 namespace caf {
 class actor_system;
@@ -28,7 +29,7 @@ namespace troupe::internal {
 /// it at a heartbeat tick (CAF's connection timeout). The host name is
 /// resolved without a deadline (getaddrinfo): use addresses, or names the
 /// resolver answers at once.
-[[nodiscard]] caf::expected<caf::actor> dial_node(caf::actor_system& system, const std::string& host, uint16_t port,
-                                                  caf::timespan timeout);
+[[nodiscard]] caf::expected<NodeActorHandle> dial_node(caf::actor_system& system, const std::string& host,
+                                                       uint16_t port, caf::timespan timeout);
 
 } // namespace troupe::internal

@@ -2,8 +2,9 @@
 
 #include <string>
 
-#include <caf/actor.hpp>
 #include <caf/meta/type_name.hpp>
+
+#include <troupe/net/bootstrap/node_actor_handle.hpp>
 
 namespace troupe::internal {
 
@@ -14,7 +15,7 @@ namespace troupe::internal {
 /// Only a worker of a cluster with parameter servers rejoins (Handshake::admit_restarted).
 struct TaskJoinedMsg {
   std::string task;
-  caf::actor node;
+  NodeActorHandle node;
 };
 
 // In-process only (node -> its watchers), so no type ID; it prints.
