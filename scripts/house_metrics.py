@@ -158,9 +158,10 @@ def main():
                 with open(os.path.join(dirpath, name), encoding="utf-8", errors="replace") as f:
                     text = f.read()
                 unsafe += len(re.findall(r"^\s*CAF_ALLOW_UNSAFE_MESSAGE_TYPE\(", text, re.M))
-                typed += len(re.findall(r"=\s*caf::typed_actor\s*<", text))
+                # An extended handle (SimLinkActorHandle = DataPlaneHandle::extend<...>) is one more.
+                typed += len(re.findall(r"=\s*(?:caf::typed_actor|\w+Handle::extend)\s*<", text))
     print(f"\nCAF_ALLOW_UNSAFE_MESSAGE_TYPE: {unsafe}")
-    print(f"typed actor interfaces (using X = caf::typed_actor<...>): {typed}")
+    print(f"typed actor interfaces (using X = caf::typed_actor<...> or Y::extend<...>): {typed}")
     return 0
 
 
