@@ -116,7 +116,8 @@ PsCluster::PsCluster(Executor& runtime, ClusterNode& node, int devices_per_worke
   const bool coordinator = is_coordinator();
   const auto lookup_timeout = std::chrono::duration_cast<caf::timespan>(
     std::chrono::duration<double>(knobs().cluster_init_timeout_seconds));
-  loss_listener_ = runtime_.system().spawn([routing, coordinator, lookup_timeout](caf::event_based_actor* self) -> caf::behavior {
+  loss_listener_ = runtime_.system().spawn([routing, coordinator, lookup_timeout](
+                                             LossListenerHandle::pointer self) -> LossListenerHandle::behavior_type {
     return {
       [=](TaskJoinedMsg& msg) {
         // A restarted worker process took its task's place: the coordinator
@@ -179,7 +180,8 @@ PsCluster::PsCluster(Executor& runtime, ClusterNode& node, int devices_per_worke
       },
     };
   });
-  node.watch_losses(loss_listener_);
+  // The node tells any actor (a plain handle) with anon_send.
+  node.watch_losses(caf::actor_cast<caf::actor>(loss_listener_));
 }
 
 void PsCluster::look_up_peers(ClusterNode& node) {

@@ -130,7 +130,10 @@ private:
   PsClusterShape shape_;
   /// Across processes: routes the node's TaskLostMsg to the coordinator (chief) or to serve().
   std::shared_ptr<LossRouting> routing_;
-  caf::actor loss_listener_;
+  /// What the node tells about other tasks: which left or were lost, and
+  /// which were taken back after a restart.
+  using LossListenerHandle = caf::typed_actor<caf::reacts_to<TaskLostMsg>, caf::reacts_to<TaskJoinedMsg>>;
+  LossListenerHandle loss_listener_;
   ParameterServerActorHandle own_server_; ///< a ps task's own server
   PsSettingsAgreementHandle settings_agreement_; ///< the chief's PsSettingsAgreement (elsewhere: found at the first call)
   uint32_t settings_round_ = 0;  ///< this task's calls of agree_on_settings so far
