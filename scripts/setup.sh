@@ -14,7 +14,7 @@ build_dir="${TROUPE_BUILD_DIR:-${repo}/build}"
 packages=(
   cmake ninja-build g++ ccache
   libcaf-dev libboost-context-dev catch2 libeigen3-dev zlib1g-dev
-  nlohmann-json3-dev libcli11-dev
+  nlohmann-json3-dev libcli11-dev libssl-dev
   dataset-fashion-mnist gnuplot-nox
 )
 
