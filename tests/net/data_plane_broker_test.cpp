@@ -7,6 +7,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <netinet/in.h>
@@ -29,14 +30,17 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr uint64_t token = 0x5eed;
 constexpr uint64_t group = 7;
+
+auth::Key test_key() {
+  return auth::derive_key("secret", auth::Purpose::data_plane);
+}
 
 DataPlaneSetup setup_of(int rank) {
   DataPlaneSetup s;
   s.rank = rank;
   s.task_names = {"worker:0", "worker:1"};
-  s.token_hash = token;
+  s.key = test_key();
   s.bind_host = "127.0.0.1";
   // Long unless a case is about them: nothing here may depend on timing luck.
   s.peer_timeout = 60s;
@@ -75,17 +79,14 @@ public:
     if (!payload.empty())
       send_bytes(payload.data(), payload.size());
   }
-  void send_hello(int rank, uint8_t version = FrameHeader::current_version) {
-    FrameHeader header;
-    header.version = version;
-    header.type = FrameType::hello;
-    HelloFrame hello;
-    hello.rank = rank;
-    hello.token_hash = token;
-    std::vector<std::byte> payload(sizeof hello);
-    std::memcpy(payload.data(), &hello, sizeof hello);
-    send_frame(header, payload);
+  /// Runs the dialer's side of the handshake as task `rank` towards the
+  /// broker of rank `broker_rank`: "" or why it failed.
+  std::string handshake(int rank, int broker_rank = 0, const auth::Key& key = test_key()) {
+    return auth::dial_handshake(fd_, std::chrono::steady_clock::now() + 10s, key, auth::Purpose::data_plane, 0, rank,
+                                broker_rank);
   }
+  void send_hello(int rank) { REQUIRE(handshake(rank) == ""); }
+  int fd() const noexcept { return fd_; }
   void close() {
     ::close(fd_);
     fd_ = -1;
@@ -258,18 +259,25 @@ TEST_CASE("a peer busy for longer than the peer timeout is not lost while its co
   CHECK(heard.frame->header.seq == 3);
 }
 
-TEST_CASE("a second hello on an identified data connection closes it and reports the peer lost", "[net][data_plane]") {
+TEST_CASE("a hello frame of an older troupe instead of the handshake is refused, naming the cause", "[net][data_plane]") {
   Broker b(setup_of(0));
-  FakePeer peer(b.port);
-  peer.send_hello(1);
-  b.await_connected();
-  peer.send_hello(1);
-  auto heard = b.next(10s);
-  REQUIRE(heard.loss);
-  CHECK(heard.loss->rank == 1);
-  CHECK_FALSE(heard.loss->left);
-  CHECK_THAT(heard.loss->why, Catch::Contains("identified itself twice"));
-  CHECK(peer.closed_by_broker(std::chrono::steady_clock::now() + 10s));
+  bool closed = false;
+  const auto log = troupe::testing::capture_stderr([&] {
+    FakePeer older(b.port);
+    // Version 4's opening: a 40-byte frame header and a 16-byte hello (rank, token hash).
+    FrameHeader header;
+    header.version = 4;
+    header.type = static_cast<FrameType>(1);
+    header.size = 16;
+    older.send_bytes(&header, sizeof header);
+    const std::vector<std::byte> hello(16);
+    older.send_bytes(hello.data(), hello.size());
+    closed = older.closed_by_broker(std::chrono::steady_clock::now() + 20s);
+    b.sync(); // the log line is written before the close
+  });
+  CHECK(closed);
+  CHECK_THAT(log, Catch::Contains("refused the connection from 127.0.0.1:")
+                    && Catch::Contains("does not open with troupe's handshake"));
 }
 
 TEST_CASE("a peer lost in the middle of a frame is reported lost and the partial frame is not delivered", "[net][data_plane]") {
@@ -290,7 +298,7 @@ TEST_CASE("a peer lost in the middle of a frame is reported lost and the partial
   CHECK_THAT(heard.loss->why, Catch::Contains("data connection closed"));
 }
 
-TEST_CASE("a connection that never says hello is closed after the hello timeout, naming its address", "[net][data_plane]") {
+TEST_CASE("a connection that never completes the handshake is closed after the hello timeout, naming its address", "[net][data_plane]") {
   auto setup = setup_of(0);
   setup.hello_timeout = 200ms;
   Broker b(setup);
@@ -301,15 +309,19 @@ TEST_CASE("a connection that never says hello is closed after the hello timeout,
     b.sync(); // the log line is written before the close
   });
   CHECK(closed);
-  CHECK_THAT(log, Catch::Contains("closing the connection from 127.0.0.1:") && Catch::Contains("did not identify itself"));
+  CHECK_THAT(log, Catch::Contains("closing the connection from 127.0.0.1:")
+                    && Catch::Contains("did not complete troupe's handshake"));
 }
 
-TEST_CASE("a peer of another frame protocol version is refused at its hello, naming both versions", "[net][data_plane]") {
+TEST_CASE("a peer of another frame protocol version is refused at its first frame, naming both versions", "[net][data_plane]") {
   Broker b(setup_of(0));
   bool closed = false;
   const auto log = troupe::testing::capture_stderr([&] {
     FakePeer older(b.port);
-    older.send_hello(1, FrameHeader::current_version - 1);
+    older.send_hello(1);
+    auto header = data_frame(0);
+    header.version = FrameHeader::current_version - 1;
+    older.send_frame(header);
     closed = older.closed_by_broker(std::chrono::steady_clock::now() + 20s);
     b.sync(); // the log line is written before the close
   });
@@ -318,24 +330,124 @@ TEST_CASE("a peer of another frame protocol version is refused at its hello, nam
                     && Catch::Contains("this task version " + std::to_string(FrameHeader::current_version)));
 }
 
-TEST_CASE("the data plane dials lower ranks and says hello with its rank and token", "[net][data_plane]") {
+TEST_CASE("the data plane dials lower ranks and proves the cluster token with its rank", "[net][data_plane]") {
   // The test listens as task 0; the broker is task 1 and dials it.
   const auto listener = listen_on_loopback(4);
+  auth::AcceptOutcome outcome;
+  std::thread task0([&] {
+    const int accepted = ::accept(listener.fd, nullptr, nullptr);
+    REQUIRE(accepted >= 0);
+    outcome = auth::accept_handshake(accepted, std::chrono::steady_clock::now() + 10s, test_key(),
+                                     auth::Purpose::data_plane, 0, 0, [](int) { return std::string(); });
+    ::close(accepted);
+  });
   Broker b(setup_of(1));
   b.await_connected({DataPlanePeer{0, "127.0.0.1", listener.port()}});
-  const int accepted = ::accept(listener.fd, nullptr, nullptr);
+  task0.join();
   ::close(listener.fd);
-  REQUIRE(accepted >= 0);
-  FakePeer peer(FakePeer::Adopt{}, accepted);
-  const auto bytes = peer.read_bytes(sizeof(FrameHeader) + sizeof(HelloFrame), std::chrono::steady_clock::now() + 10s);
-  REQUIRE(bytes.size() == sizeof(FrameHeader) + sizeof(HelloFrame));
-  FrameHeader header;
-  HelloFrame hello;
-  std::memcpy(&header, bytes.data(), sizeof header);
-  std::memcpy(&hello, bytes.data() + sizeof header, sizeof hello);
-  CHECK(header.type == FrameType::hello);
-  CHECK(hello.rank == 1);
-  CHECK(hello.token_hash == token);
+  CHECK(outcome.why == "");
+  REQUIRE(outcome.rank);
+  CHECK(*outcome.rank == 1);
+}
+
+TEST_CASE("a replayed handshake is refused and does not take the rank", "[net][data_plane]") {
+  Broker b(setup_of(0));
+  // Task 1's real connection, made by hand so that its bytes can be replayed.
+  FakePeer real(b.port);
+  auth::Transcript transcript;
+  transcript.dialer_rank = 1;
+  transcript.acceptor_rank = 0;
+  transcript.dialer_nonce = auth::fresh_nonce();
+  auth::DialerHello hello;
+  hello.purpose = static_cast<uint8_t>(auth::Purpose::data_plane);
+  hello.dialer_rank = 1;
+  hello.acceptor_rank = 0;
+  hello.nonce = transcript.dialer_nonce;
+  real.send_bytes(&hello, sizeof hello);
+  const auto challenge_bytes = real.read_bytes(sizeof(auth::AcceptorChallenge), std::chrono::steady_clock::now() + 10s);
+  REQUIRE(challenge_bytes.size() == sizeof(auth::AcceptorChallenge));
+  auth::AcceptorChallenge challenge;
+  std::memcpy(&challenge, challenge_bytes.data(), sizeof challenge);
+  transcript.acceptor_nonce = challenge.nonce;
+  const auth::Mac proof = auth::prove(test_key(), auth::Role::dialer, transcript);
+  real.send_bytes(proof.data(), proof.size());
+  const auto verdict_bytes = real.read_bytes(sizeof(auth::AcceptorVerdict), std::chrono::steady_clock::now() + 10s);
+  REQUIRE(verdict_bytes.size() == sizeof(auth::AcceptorVerdict));
+  auth::AcceptorVerdict verdict;
+  std::memcpy(&verdict, verdict_bytes.data(), sizeof verdict);
+  CHECK(verdict.verdict == static_cast<uint32_t>(auth::Verdict::accepted));
+  CHECK(auth::equal(verdict.proof, auth::prove(test_key(), auth::Role::acceptor, transcript)));
+  b.await_connected();
+
+  // Someone who recorded those bytes sends them again: the broker's fresh
+  // nonce makes the recorded proof worthless.
+  bool closed = false;
+  const auto log = troupe::testing::capture_stderr([&] {
+    FakePeer replay(b.port);
+    replay.send_bytes(&hello, sizeof hello);
+    const auto fresh = replay.read_bytes(sizeof(auth::AcceptorChallenge), std::chrono::steady_clock::now() + 10s);
+    REQUIRE(fresh.size() == sizeof(auth::AcceptorChallenge));
+    CHECK(std::memcmp(fresh.data(), challenge_bytes.data(), fresh.size()) != 0);
+    replay.send_bytes(proof.data(), proof.size());
+    const auto answer = replay.read_bytes(sizeof(auth::AcceptorVerdict), std::chrono::steady_clock::now() + 10s);
+    REQUIRE(answer.size() == sizeof(auth::AcceptorVerdict));
+    auth::AcceptorVerdict refused;
+    std::memcpy(&refused, answer.data(), sizeof refused);
+    CHECK(refused.verdict == static_cast<uint32_t>(auth::Verdict::wrong_key));
+    CHECK(refused.proof == auth::Mac{});
+    closed = replay.closed_by_broker(std::chrono::steady_clock::now() + 20s);
+    b.sync();
+  });
+  CHECK(closed);
+  CHECK_THAT(log, Catch::Contains("refused the connection from 127.0.0.1:")
+                    && Catch::Contains("claims rank 1 but cannot prove the cluster token"));
+  // The real task 1 keeps its connection: its frames still arrive, and nobody is lost.
+  real.send_frame(data_frame(5), std::vector<std::byte>(4));
+  auto heard = b.next(10s);
+  REQUIRE(heard.frame);
+  CHECK(heard.frame->header.seq == 5);
+  CHECK(heard.frame->from == 1);
+}
+
+TEST_CASE("a dialer with another cluster token is refused, and both ends name the token", "[net][data_plane]") {
+  Broker b(setup_of(0));
+  std::string dialer_error;
+  const auto log = troupe::testing::capture_stderr([&] {
+    FakePeer stranger(b.port);
+    dialer_error = stranger.handshake(1, 0, auth::derive_key("another", auth::Purpose::data_plane));
+    CHECK(stranger.closed_by_broker(std::chrono::steady_clock::now() + 20s));
+    b.sync();
+  });
+  CHECK_THAT(dialer_error, Catch::Contains("its cluster token differs") && Catch::Contains("TROUPE_CLUSTER_TOKEN"));
+  CHECK_THAT(log, Catch::Contains("claims rank 1 but cannot prove the cluster token"));
+}
+
+TEST_CASE("the dialer does not trust a task that cannot prove the cluster token", "[net][data_plane]") {
+  // An impostor listening where task 0 should be: it answers the handshake
+  // and says "accepted", but cannot make task 0's proof.
+  const auto listener = listen_on_loopback(4);
+  std::thread impostor([&] {
+    const int fd = ::accept(listener.fd, nullptr, nullptr);
+    REQUIRE(fd >= 0);
+    FakePeer end(FakePeer::Adopt{}, fd);
+    (void)end.read_bytes(sizeof(auth::DialerHello), std::chrono::steady_clock::now() + 10s);
+    auth::AcceptorChallenge challenge;
+    challenge.acceptor_rank = 0;
+    challenge.nonce = auth::fresh_nonce();
+    end.send_bytes(&challenge, sizeof challenge);
+    (void)end.read_bytes(auth::mac_bytes, std::chrono::steady_clock::now() + 10s);
+    auth::AcceptorVerdict verdict; // accepted, with a proof of zeros
+    end.send_bytes(&verdict, sizeof verdict);
+    (void)end.closed_by_broker(std::chrono::steady_clock::now() + 10s);
+  });
+  Broker b(setup_of(1));
+  std::string error;
+  (*b.self)->request(b.broker, 60s, DataPlaneConnectMsg{{DataPlanePeer{0, "127.0.0.1", listener.port()}}, 10s})
+    .receive([](bool) {}, [&](caf::error& e) { error = b.sys->render(e); });
+  impostor.join();
+  ::close(listener.fd);
+  CHECK_THAT(error, Catch::Contains("cannot open the data connection to task worker:0")
+                      && Catch::Contains("could not prove the cluster token"));
 }
 
 TEST_CASE("a data-plane connect that gets no answer fails after its timeout and blocks nothing meanwhile", "[net][data_plane]") {

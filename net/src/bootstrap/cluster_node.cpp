@@ -14,6 +14,7 @@
 #include <troupe/net/bootstrap/node_actor.hpp>
 #include <troupe/net/bootstrap/node_dial.hpp>
 #include <troupe/net/handshake.hpp>
+#include <troupe/net/auth/cluster_auth.hpp>
 #include <troupe/net/link/data_plane_broker.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/core/errors.hpp>
@@ -58,7 +59,7 @@ DataPlaneSetup data_plane_setup(int rank, const std::vector<std::string>& task_n
   DataPlaneSetup setup;
   setup.rank = rank;
   setup.task_names = task_names;
-  setup.token_hash = Handshake::hash_token(k.cluster_token);
+  setup.key = auth::derive_key(k.cluster_token, auth::Purpose::data_plane);
   setup.bind_host = bind_host;
   if (k.data_port_offset != 0) {
     // A fixed port beside the task's own, for firewalls: TF_CONFIG lists only the task's port.
@@ -148,8 +149,9 @@ void ClusterNode::join() {
   std::string error;
   if (participates()) {
     caf::actor_config cfg{&system_.middleman().backend()};
-    data_plane_ = system_.spawn_class<DataPlaneBroker, caf::no_spawn_options>(
-      cfg, data_plane_setup(rank_, task_names_, my_address.port, bind_host));
+    auto setup = data_plane_setup(rank_, task_names_, my_address.port, bind_host);
+    setup.spec_fingerprint = spec.fingerprint();
+    data_plane_ = system_.spawn_class<DataPlaneBroker, caf::no_spawn_options>(cfg, std::move(setup));
     self->request(data_plane_, std::chrono::seconds(10), DataPlanePortMsg{})
       .receive([&](uint16_t port) { data_port = port; }, [&](caf::error& e) { error = system_.render(e); });
     if (data_port == 0)

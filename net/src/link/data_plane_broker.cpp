@@ -41,10 +41,21 @@ std::string seconds_of(caf::timespan t) {
   return buf;
 }
 
-// Runs the blocking connect on a thread of its own, not on the I/O thread
-// that also carries every heartbeat.
-void dial(caf::blocking_actor* self, DataPlaneBrokerHandle broker, DataPlanePeer peer, caf::timespan timeout) {
+// Runs the blocking connect and the dialer's side of the handshake on a
+// thread of its own, not on the I/O thread that also carries every heartbeat.
+void dial(caf::blocking_actor* self, DataPlaneBrokerHandle broker, DataPlanePeer peer, caf::timespan timeout,
+          auth::Key key, uint64_t spec_fingerprint, int rank) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto result = dial_tcp(peer.host, peer.port, std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+  if (result.fd >= 0) {
+    auto why = auth::dial_handshake(result.fd, deadline, key, auth::Purpose::data_plane, spec_fingerprint, rank,
+                                    peer.rank);
+    if (!why.empty()) {
+      ::close(result.fd);
+      result.fd = -1;
+      result.error = std::move(why);
+    }
+  }
   self->send(broker, DataPlaneDialedMsg{std::move(peer), result.fd, std::move(result.error)});
 }
 
@@ -52,7 +63,9 @@ void dial(caf::blocking_actor* self, DataPlaneBrokerHandle broker, DataPlanePeer
 
 DataPlaneBroker::DataPlaneBroker(caf::actor_config& cfg, DataPlaneSetup setup)
   : DataPlaneBrokerHandle::broker_base(cfg), setup_(std::move(setup)),
-    handshake_(setup_.rank, setup_.task_names, setup_.token_hash, 0),
+    // The token was proven by the connection's handshake: the Handshake
+    // decides only about ranks here.
+    handshake_(setup_.rank, setup_.task_names, 0, 0),
     dispatch_([this](const LinkReceiverHandle& to, LinkFrameMsg msg) { send(to, std::move(msg)); },
               [this](const LinkReceiverHandle& to, PeerLostMsg msg) { send(to, std::move(msg)); }) {
 }
@@ -95,7 +108,7 @@ DataPlaneBroker::behavior_type DataPlaneBroker::make_behavior() {
         if (peer.rank >= setup_.rank)
           continue; // higher ranks connect to this one
         ++dialing_;
-        system().spawn(dial, me, peer, msg.timeout);
+        system().spawn(dial, me, peer, msg.timeout, setup_.key, setup_.spec_fingerprint, setup_.rank);
       }
       want_ready_ = true;
       ready_ = make_response_promise();
@@ -120,7 +133,7 @@ DataPlaneBroker::behavior_type DataPlaneBroker::make_behavior() {
         bye_.deliver(true);
     },
     [this](const caf::io::new_connection_msg& msg) {
-      auto& conn = add_connection(msg.handle);
+      auto& conn = add_connection(msg.handle, true);
       delayed_send(this, setup_.hello_timeout, DataPlaneHelloDeadlineMsg{msg.handle, conn.serial});
     },
     [this](const DataPlaneHelloDeadlineMsg& msg) {
@@ -128,7 +141,7 @@ DataPlaneBroker::behavior_type DataPlaneBroker::make_behavior() {
       if (i == connections_.end() || i->second.serial != msg.serial || i->second.rank >= 0)
         return;
       TROUPE_LOG(error, "net") << "data plane: closing the connection from " << remote_addr(msg.hdl) << ":"
-                               << remote_port(msg.hdl) << ": it did not identify itself within "
+                               << remote_port(msg.hdl) << ": it did not complete troupe's handshake within "
                                << seconds_of(setup_.hello_timeout)
                                << " (TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS); is something other than a troupe task "
                                   "connecting to this port?";
@@ -164,15 +177,15 @@ void DataPlaneBroker::on_data(caf::io::connection_handle hdl, std::vector<char>&
     return;
   auto& conn = i->second;
   conn.last_read = Clock::now();
+  if (conn.auth) {
+    on_handshake(hdl, conn, buf);
+    return;
+  }
   if (conn.in_payload) {
     conn.in_payload = false;
     configure_read(hdl, caf::io::receive_policy::exactly(sizeof(FrameHeader)));
     // Take the payload without copying it: CAF swaps this buffer back into
     // the socket's stream after the handler, which then sizes it for the next read.
-    if (conn.header.type == FrameType::hello) {
-      on_hello(hdl, conn, buf);
-      return;
-    }
     auto bytes = std::make_shared<std::vector<char>>();
     bytes->swap(buf);
     FrameBytes frame{bytes, reinterpret_cast<const std::byte*>(bytes->data()), bytes->size()};
@@ -195,10 +208,8 @@ void DataPlaneBroker::on_header(caf::io::connection_handle hdl, Connection& conn
   else if (header.version != FrameHeader::current_version)
     garbled = "it speaks version " + std::to_string(header.version) + " of troupe's frame protocol and this task "
               "version " + std::to_string(FrameHeader::current_version) + " (run the same troupe build on every task)";
-  else if (conn.rank < 0 && (header.type != FrameType::hello || header.size != sizeof(HelloFrame)))
-    garbled = "it sent a frame before identifying itself";
-  else if (conn.rank >= 0 && header.type == FrameType::hello)
-    garbled = "it identified itself twice";
+  else if (conn.rank < 0)
+    garbled = "it sent a frame before the handshake"; // unreachable: the handshake reads first
   if (!garbled.empty()) {
     TROUPE_LOG(error, "net") << "data plane: closing the connection from " << remote_addr(hdl) << " ("
                              << task(conn.rank) << "): " << garbled;
@@ -222,21 +233,51 @@ void DataPlaneBroker::on_header(caf::io::connection_handle hdl, Connection& conn
   configure_read(hdl, caf::io::receive_policy::exactly(header.size));
 }
 
-void DataPlaneBroker::on_hello(caf::io::connection_handle hdl, Connection& conn, const std::vector<char>& buf) {
-  HelloFrame hello;
-  std::memcpy(&hello, buf.data(), sizeof hello); // on_header asked for exactly this many bytes
-  PeerClaim claim;
-  claim.rank = hello.rank;
-  claim.token_hash = hello.token_hash;
-  const auto refusal = handshake_.refusal(claim, by_rank_.count(hello.rank) != 0);
-  if (!refusal.empty()) {
-    TROUPE_LOG(error, "net") << "data plane: refused a connection from " << remote_addr(hdl) << ": " << refusal;
-    close(hdl);
-    connections_.erase(hdl);
+void DataPlaneBroker::refuse(caf::io::connection_handle hdl, const std::string& why) {
+  TROUPE_LOG(error, "net") << "data plane: refused the connection from " << remote_addr(hdl) << ":"
+                           << remote_port(hdl) << ": " << why;
+  close(hdl); // after what was written (a verdict) has left
+  connections_.erase(hdl);
+}
+
+void DataPlaneBroker::on_handshake(caf::io::connection_handle hdl, Connection& conn, const std::vector<char>& buf) {
+  auto& handshake = *conn.auth;
+  if (!conn.awaiting_proof) {
+    if (auto why = handshake.on_hello(buf); !why.empty()) {
+      refuse(hdl, why);
+      return;
+    }
+    const auto challenge = handshake.challenge();
+    write(hdl, challenge.size(), challenge.data());
+    flush(hdl);
+    conn.awaiting_proof = true;
+    configure_read(hdl, caf::io::receive_policy::exactly(auth::mac_bytes));
     return;
   }
-  conn.rank = hello.rank;
-  by_rank_[hello.rank] = hdl;
+  const int rank = handshake.dialer_rank();
+  auto answer = [&](auth::Verdict verdict) {
+    const auto bytes = handshake.verdict(verdict);
+    write(hdl, bytes.size(), bytes.data());
+    flush(hdl);
+  };
+  if (!handshake.on_proof(buf)) {
+    answer(auth::Verdict::wrong_key);
+    refuse(hdl, "it claims rank " + std::to_string(rank) + " but cannot prove the cluster token (another "
+                "TROUPE_CLUSTER_TOKEN, or not a task of this cluster)");
+    return;
+  }
+  PeerClaim claim;
+  claim.rank = rank;
+  if (const auto refusal = handshake_.refusal(claim, by_rank_.count(rank) != 0); !refusal.empty()) {
+    answer(auth::Verdict::refused);
+    refuse(hdl, refusal);
+    return;
+  }
+  answer(auth::Verdict::accepted);
+  conn.auth.reset();
+  conn.rank = rank;
+  by_rank_[rank] = hdl;
+  configure_read(hdl, caf::io::receive_policy::exactly(sizeof(FrameHeader)));
   check_ready();
 }
 
@@ -279,12 +320,18 @@ void DataPlaneBroker::lose(int rank, const std::string& reason) {
   }
 }
 
-DataPlaneBroker::Connection& DataPlaneBroker::add_connection(caf::io::connection_handle hdl) {
+DataPlaneBroker::Connection& DataPlaneBroker::add_connection(caf::io::connection_handle hdl, bool accepted) {
   tune_socket(hdl);
   auto& conn = connections_[hdl];
   conn = Connection{};
   conn.serial = ++next_serial_;
-  configure_read(hdl, caf::io::receive_policy::exactly(sizeof(FrameHeader)));
+  if (accepted) {
+    conn.auth = std::make_unique<auth::AcceptorHandshake>(setup_.key, auth::Purpose::data_plane,
+                                                          setup_.spec_fingerprint, setup_.rank);
+    configure_read(hdl, caf::io::receive_policy::exactly(sizeof(auth::DialerHello)));
+  } else {
+    configure_read(hdl, caf::io::receive_policy::exactly(sizeof(FrameHeader)));
+  }
   return conn;
 }
 
@@ -304,17 +351,11 @@ void DataPlaneBroker::on_dialed(const DataPlaneDialedMsg& msg) {
     ::close(msg.fd);
     return;
   }
+  // The dialer actor completed the handshake: the peer proved the token.
   const auto hdl = add_scribe(msg.fd);
-  auto& conn = add_connection(hdl);
+  auto& conn = add_connection(hdl, false);
   conn.rank = peer.rank;
   by_rank_[peer.rank] = hdl;
-  FrameHeader header;
-  header.type = FrameType::hello;
-  header.size = sizeof(HelloFrame);
-  HelloFrame hello;
-  hello.rank = setup_.rank;
-  hello.token_hash = handshake_.token_hash();
-  send_frame(hdl, header, reinterpret_cast<const std::byte*>(&hello));
   check_ready();
 }
 

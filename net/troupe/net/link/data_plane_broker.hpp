@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include <caf/response_promise.hpp>
 #include <caf/timespan.hpp>
 
+#include <troupe/net/auth/connection_auth.hpp>
 #include <troupe/net/handshake.hpp>
 #include <troupe/net/link/data_plane_messages.hpp>
 #include <troupe/net/link/link_dispatch.hpp>
@@ -20,7 +22,8 @@ namespace troupe::internal {
 struct DataPlaneSetup {
   int rank = 0;
   std::vector<std::string> task_names; ///< per rank
-  uint64_t token_hash = 0;             ///< Handshake::hash_token of the cluster token
+  auth::Key key{};                     ///< auth::derive_key(cluster token, Purpose::data_plane)
+  uint64_t spec_fingerprint = 0;       ///< bound into the handshake's proofs
   std::string bind_host;               ///< "" = every interface
   uint16_t port = 0;                   ///< 0 = any free port
   std::string port_origin;             ///< where a fixed `port` came from, for errors (the variable)
@@ -39,12 +42,15 @@ struct DataPlaneSetup {
 /// between them and this process's collective group actors.
 ///
 /// 1. It listens on a free port, which the node handshake tells the others.
-/// 2. It connects to every task of lower rank and accepts the others; the first
-///    frame on each connection is a hello with the sender's rank and cluster
-///    token hash, checked by the Handshake (net/handshake.hpp) as the node
-///    actor checks the control plane's; a refusal is logged. A frame of
-///    another protocol version, or any frame before the hello, closes the
-///    connection naming the cause.
+/// 2. It connects to every task of lower rank and accepts the others. Every
+///    connection opens with net/auth's handshake (connection_auth.hpp): both
+///    ends prove the cluster token for this connection's fresh nonces, the
+///    dialer first, before any frame is parsed; the dialer runs its side on
+///    its dialer actor, this broker the acceptor's. A dialer that proved the
+///    token is then checked by the Handshake (net/handshake.hpp: its rank
+///    dials here and is not taken); a refusal is logged with its address. A
+///    frame of another protocol version closes the connection naming the
+///    cause.
 /// 3. A LinkSendMsg becomes header + bytes on the peer's socket; received
 ///    frames go to the group named in their header (LinkDispatch).
 /// 4. A closed connection after a bye frame is that task's normal exit; any
@@ -56,8 +62,8 @@ struct DataPlaneSetup {
 ///    connection closes, or once it has been silent for `peer_timeout` with
 ///    no unread bytes, never sooner than `hint_grace` after the hint. A peer
 ///    that is merely busy (no data frames, but heartbeats) is never lost.
-/// 5. A connection that does not say hello within `hello_timeout` is closed,
-///    naming its address.
+/// 5. A connection that has not completed the handshake within
+///    `hello_timeout` is closed, naming its address.
 /// Runs on the middleman's I/O thread, like every broker; connects run on a
 /// dialer actor of their own, so a slow connect stops no heartbeat.
 class DataPlaneBroker final : public DataPlaneBrokerHandle::broker_base {
@@ -72,7 +78,10 @@ private:
   using Clock = std::chrono::steady_clock;
 
   struct Connection {
-    int rank = -1;            ///< -1 until its hello arrived
+    int rank = -1;            ///< -1 until the handshake accepted it
+    /// An accepted connection's handshake, until it completes.
+    std::unique_ptr<auth::AcceptorHandshake> auth;
+    bool awaiting_proof = false; ///< the handshake read the hello and sent its challenge
     bool in_payload = false;  ///< reading the payload of `header`
     FrameHeader header;
     uint64_t serial = 0;      ///< tells a reused socket number from this connection
@@ -87,12 +96,15 @@ private:
 
   void on_data(caf::io::connection_handle hdl, std::vector<char>& buf);
   void on_header(caf::io::connection_handle hdl, Connection& conn, const FrameHeader& header);
-  void on_hello(caf::io::connection_handle hdl, Connection& conn, const std::vector<char>& buf);
+  void on_handshake(caf::io::connection_handle hdl, Connection& conn, const std::vector<char>& buf);
+  /// Closes a connection that has no rank yet, logging why once.
+  void refuse(caf::io::connection_handle hdl, const std::string& why);
   void on_closed(caf::io::connection_handle hdl);
   void on_dialed(const DataPlaneDialedMsg& msg);
   void on_control_lost(int rank, const std::string& why);
   void check_loss(int rank);
-  Connection& add_connection(caf::io::connection_handle hdl);
+  /// `accepted`: the peer dialled this task, and the handshake comes first.
+  Connection& add_connection(caf::io::connection_handle hdl, bool accepted);
   void send_frame(caf::io::connection_handle hdl, const FrameHeader& header, const std::byte* data);
   void lose(int rank, const std::string& why);
   void check_ready();

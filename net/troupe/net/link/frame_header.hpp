@@ -7,7 +7,8 @@ namespace troupe::internal {
 /// What a data-plane frame carries. Every payload layout is named here; the
 /// header's fields mean the same in every frame type.
 enum class FrameType : uint8_t {
-  hello = 1,    ///< first frame on a new data connection; payload: HelloFrame
+  // 1: the hello of protocol versions before 5; a connection now opens with
+  // net/auth's handshake instead, before any frame.
   announce = 2, ///< a worker started collective (group, run, seq); payload: its fingerprint and replica count
   data = 3,     ///< algorithm bytes of collective (group, run, seq), pack `pack`, tag `tag`
   abort = 4,    ///< the sender failed collective (group, run, seq); payload: error code, then the reason
@@ -20,10 +21,11 @@ enum class FrameType : uint8_t {
 struct FrameHeader {
   static constexpr uint32_t magic_value = 0x46505254; // "TRPF"
   /// Raised whenever a field or payload changes meaning; a peer that speaks
-  /// another version is refused at its hello, naming both versions.
+  /// another version is refused at its first frame, naming both versions.
   /// 3: the agreement group (id 0) and cluster strategy ids by position.
   /// 4: collective kind 4 (reduce_scatter) in announced fingerprints.
-  static constexpr uint8_t current_version = 4;
+  /// 5: no hello frame: connections open with net/auth's handshake.
+  static constexpr uint8_t current_version = 5;
 
   uint32_t magic = magic_value;
   uint8_t version = current_version;
@@ -37,13 +39,5 @@ struct FrameHeader {
   uint32_t size = 0;  ///< payload bytes that follow
 };
 static_assert(sizeof(FrameHeader) == 40);
-
-/// The hello frame's payload: who opened the connection.
-struct HelloFrame {
-  int32_t rank = -1;
-  uint32_t reserved = 0;
-  uint64_t token_hash = 0; ///< Handshake::hash_token of the sender's cluster token
-};
-static_assert(sizeof(HelloFrame) == 16);
 
 } // namespace troupe::internal
