@@ -59,7 +59,7 @@ struct KnobDef {
   void (*apply)(Knobs& knobs, const char* env, std::string_view value);
 };
 
-const std::array<KnobDef, 17> knob_defs{{
+const std::array<KnobDef, 18> knob_defs{{
   {{"TROUPE_LOG", "warning",
     "Log level: error, warning, info or debug (case-insensitive)."},
    [](Knobs& k, const char* env, std::string_view v) { k.log_level = parse_level(env, v); }},
@@ -125,6 +125,14 @@ const std::array<KnobDef, 17> knob_defs{{
   {{"TROUPE_CLUSTER_TOKEN", "",
     "Shared secret of a cluster's tasks: a process with another token is refused at the handshake."},
    [](Knobs& k, const char*, std::string_view v) { k.cluster_token = std::string(v); }},
+  {{"TROUPE_ALLOW_UNAUTHENTICATED", "0",
+    "1 lets a cluster whose tasks are not all on this machine's loopback run without "
+    "TROUPE_CLUSTER_TOKEN (anyone who reaches its ports could join); 0 refuses to start it."},
+   [](Knobs& k, const char* env, std::string_view v) {
+     if (v != "0" && v != "1")
+       reject(env, v, "0 or 1");
+     k.allow_unauthenticated = v == "1";
+   }},
   {{"TROUPE_RING_CHUNK_KIB", "1024",
     "KiB per data-plane frame of a cross-worker ring all-reduce (>= 1): smaller chunks pipeline "
     "more finely, larger ones cost fewer messages."},

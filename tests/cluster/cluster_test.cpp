@@ -599,10 +599,13 @@ TEST_CASE("workers on distinct addresses in network namespaces form a cluster", 
                 "run the test as root to cover workers on distinct addresses");
   auto tf_config = [](int index) { return worker_tf_config({"10.231.0.1:4101", "10.231.0.2:4102"}, index); };
   const std::string ip = access("/usr/sbin/ip", X_OK) == 0 ? "/usr/sbin/ip" : "/sbin/ip";
+  // Beyond loopback a cluster needs a token (docs/security.md).
   TestProcess w0({ip, "netns", "exec", ns0, probe, "collectives"},
-                 {{"TF_CONFIG", tf_config(0)}, {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "20"}});
+                 {{"TF_CONFIG", tf_config(0)}, {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "20"},
+                  {"TROUPE_CLUSTER_TOKEN", "netns-secret"}});
   TestProcess w1({ip, "netns", "exec", ns1, probe, "collectives"},
-                 {{"TF_CONFIG", tf_config(1)}, {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "20"}});
+                 {{"TF_CONFIG", tf_config(1)}, {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "20"},
+                  {"TROUPE_CLUSTER_TOKEN", "netns-secret"}});
   REQUIRE(w0.wait(std::chrono::seconds(60)));
   REQUIRE(w1.wait(std::chrono::seconds(60)));
   INFO(w0.out() << w0.err() << w1.out() << w1.err());
@@ -610,6 +613,21 @@ TEST_CASE("workers on distinct addresses in network namespaces form a cluster", 
   CHECK(w1.exit_code() == 0);
   CHECK_THAT(w0.out(), Contains("PROBE OK collectives over 2 replicas"));
   CHECK_THAT(w1.out(), Contains("PROBE OK collectives over 2 replicas"));
+}
+
+TEST_CASE("a cluster with a task beyond loopback and no token refuses to start, naming the fix", "[cluster]") {
+  // 192.0.2.0/24 is TEST-NET-1: never this machine. The task fails before it
+  // listens or dials, so nothing needs to be there.
+  const auto ports = free_ports(1);
+  auto tf_config = worker_tf_config({"127.0.0.1:" + std::to_string(ports[0]), "192.0.2.1:4102"}, 0);
+  TestProcess unprotected({probe, "join"}, {{"TF_CONFIG", tf_config}, {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "60"}});
+  REQUIRE(unprotected.wait(std::chrono::seconds(30)));
+  INFO(unprotected.out() << unprotected.err());
+  CHECK(unprotected.exit_code() == 3);
+  CHECK(unprotected.seconds() < 30); // at once, not after the 60 s init timeout
+  CHECK_THAT(unprotected.out(), Contains("PROBE ERROR this cluster has a task on 192.0.2.1")
+                                  && Contains("TROUPE_CLUSTER_TOKEN is empty")
+                                  && Contains("TROUPE_ALLOW_UNAUTHENTICATED=1"));
 }
 
 TEST_CASE("a chief, 2 workers and a parameter server started by troupe-launch --ps form one cluster and end with the chief",

@@ -117,6 +117,7 @@ TEST_CASE("a bad knob value names the variable, the value and what it accepts",
      R"(TROUPE_DATA_PORT_OFFSET="-1" is invalid: expected an integer >= 0 (added to the task's port, 0 = any free port))"},
     {"TROUPE_RING_CHUNK_KIB", "0",
      R"(TROUPE_RING_CHUNK_KIB="0" is invalid: expected an integer >= 1 (KiB per ring chunk))"},
+    {"TROUPE_ALLOW_UNAUTHENTICATED", "yes", R"(TROUPE_ALLOW_UNAUTHENTICATED="yes" is invalid: expected 0 or 1)"},
     {"TROUPE_HOST_CACHE_MIB", "-5",
      R"(TROUPE_HOST_CACHE_MIB="-5" is invalid: expected an integer >= 0 (MiB of cached host buffers))"},
     {"TROUPE_HOST_CACHE_MIB", "99999999999999999999",
@@ -141,7 +142,8 @@ TEST_CASE("the knob table lists every variable with its default and help", "[cor
                    "TROUPE_STALL_WARNING_SECONDS", "TROUPE_FIBER_STACK_KIB",
                    "TROUPE_LOCAL_REDUCE_SPLIT_BYTES", "TROUPE_HOST_CACHE_MIB", "TROUPE_IDLE_POLLS",
                    "TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "TROUPE_PEER_HEARTBEAT_SECONDS",
-                   "TROUPE_PEER_TIMEOUT_SECONDS", "TROUPE_DATA_PORT_OFFSET", "TROUPE_CLUSTER_TOKEN", "TROUPE_RING_CHUNK_KIB",
+                   "TROUPE_PEER_TIMEOUT_SECONDS", "TROUPE_DATA_PORT_OFFSET", "TROUPE_CLUSTER_TOKEN",
+                   "TROUPE_ALLOW_UNAUTHENTICATED", "TROUPE_RING_CHUNK_KIB",
                    "TROUPE_HALVING_DOUBLING_MAX_KIB", "TROUPE_SCHEDULER_POLICY",
                                   "TROUPE_KERNELS"});
   // The table's defaults are what parsing an empty environment yields.

@@ -103,8 +103,8 @@ int run_attached(const Options& opts) {
   if (env.rank == 0) {
     std::string line = plan.summary;
     if (std::getenv(cluster_token_variable) == nullptr)
-      line += "; TROUPE_CLUSTER_TOKEN is not set, so export one to every rank to keep stray "
-              "processes out";
+      line += "; TROUPE_CLUSTER_TOKEN is not set: export the same random one to every rank (a cluster "
+              "beyond loopback refuses to start without it; docs/security.md)";
     std::cerr << line << std::endl;
   }
   ::setenv("TF_CONFIG", tf_config_json(plan.cluster, plan.task).c_str(), 1);

@@ -15,6 +15,7 @@
 #include <troupe/net/bootstrap/node_dial.hpp>
 #include <troupe/net/handshake.hpp>
 #include <troupe/net/auth/cluster_auth.hpp>
+#include <troupe/net/auth/token_policy.hpp>
 #include <troupe/net/link/data_plane_broker.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/core/errors.hpp>
@@ -138,6 +139,13 @@ void ClusterNode::join() {
     join_started + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(k.cluster_init_timeout_seconds));
   const auto& names = members_.names();
   const auto& addresses = members_.addresses();
+  {
+    std::vector<std::string> hosts;
+    for (const auto& address : addresses)
+      hosts.push_back(parse_task_address(address).host);
+    if (auto warning = auth::check_token_policy(k.cluster_token, hosts, k.allow_unauthenticated); !warning.empty())
+      TROUPE_LOG(warning, "net") << warning;
+  }
   const auto me = names[static_cast<size_t>(member_index_)];
   const auto my_address = parse_task_address(addresses[static_cast<size_t>(member_index_)]);
   const auto bind_host = bind_host_of(my_address.host);

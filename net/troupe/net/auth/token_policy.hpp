@@ -1,0 +1,23 @@
+#pragma once
+
+// Whether a cluster may start without a cluster token (internal: not
+// installed): only on this machine's loopback, or when told to.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace troupe::internal::auth {
+
+/// Whether `host` (as TF_CONFIG writes it) is this machine's loopback:
+/// "localhost", an IPv4 address in 127.0.0.0/8, or "::1" / "[::1]".
+[[nodiscard]] bool is_loopback_host(std::string_view host);
+
+/// Checks that a cluster whose tasks are on `hosts` may run with
+/// `cluster_token`: Error(failed_precondition), naming a host beyond loopback
+/// and the fix, when the token is empty and `allow_unauthenticated` is not
+/// set. Returns the warning line to log when it is set (else "").
+[[nodiscard]] std::string check_token_policy(const std::string& cluster_token, const std::vector<std::string>& hosts,
+                                             bool allow_unauthenticated);
+
+} // namespace troupe::internal::auth
