@@ -56,6 +56,17 @@ TEST_CASE("HMAC-SHA256 gives RFC 4231's test case 2", "[net][auth]") {
   CHECK(std::vector<uint8_t>(got.begin(), got.end()) == expected);
 }
 
+TEST_CASE("the keys stay what every troupe build derives", "[net][auth]") {
+  // Computed independently (Python's hmac, RFC 5869): a change of salt or
+  // info would split builds that must talk to each other.
+  const Key data = derive_key("secret", Purpose::data_plane);
+  const Key control = derive_key("secret", Purpose::control_plane);
+  CHECK(std::vector<uint8_t>(data.begin(), data.end())
+        == from_hex("a4bb1aed655087f69f5eaed032c473bd32de24672e6cf09aa96663367807b922"));
+  CHECK(std::vector<uint8_t>(control.begin(), control.end())
+        == from_hex("730522492e407a0babc4f04910fabd6007aa2f5634c6f840c6467da905561be4"));
+}
+
 TEST_CASE("each purpose and each token has its own key", "[net][auth]") {
   CHECK(derive_key("secret", Purpose::control_plane) == derive_key("secret", Purpose::control_plane));
   CHECK(derive_key("secret", Purpose::control_plane) != derive_key("secret", Purpose::data_plane));

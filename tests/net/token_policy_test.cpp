@@ -11,12 +11,14 @@
 
 using namespace troupe::internal::auth;
 
-TEST_CASE("loopback hosts are localhost, 127.0.0.0/8 and ::1", "[net][auth]") {
-  for (const char* host : {"localhost", "127.0.0.1", "127.1.2.3", "::1", "[::1]"}) {
+TEST_CASE("loopback hosts are localhost, 127.0.0.0/8 and IPv6's loopback", "[net][auth]") {
+  for (const char* host : {"localhost", "LocalHost", "127.0.0.1", "127.1.2.3", "::1", "[::1]", "0:0:0:0:0:0:0:1",
+                           "::ffff:127.0.0.1"}) {
     CAPTURE(host);
     CHECK(is_loopback_host(host));
   }
-  for (const char* host : {"10.0.0.5", "node1", "128.0.0.1", "0.0.0.0", "localhost.example.com", "::2", ""}) {
+  for (const char* host : {"10.0.0.5", "node1", "128.0.0.1", "0.0.0.0", "localhost.example.com", "::2",
+                           "::ffff:10.0.0.5", ""}) {
     CAPTURE(host);
     CHECK_FALSE(is_loopback_host(host));
   }

@@ -1,5 +1,6 @@
 #include <troupe/net/auth/connection_auth.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -35,10 +36,13 @@ std::string transfer(int fd, void* data, std::size_t n, bool reading, Clock::tim
     if (left <= 0)
       return reading ? "it did not answer in time" : "it did not take the handshake in time";
     pollfd p{fd, static_cast<short>(reading ? POLLIN : POLLOUT), 0};
-    const int ready = ::poll(&p, 1, static_cast<int>(left));
+    // At most a second per poll: a huge deadline must not overflow poll's int.
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
     if (ready < 0 && errno == EINTR)
       continue;
-    if (ready <= 0)
+    if (ready < 0)
+      return std::string("poll failed: ") + std::strerror(errno);
+    if (ready == 0)
       continue; // the deadline check above ends it
     const ssize_t r = reading ? ::recv(fd, at, n, 0) : ::send(fd, at, n, MSG_NOSIGNAL);
     if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
@@ -137,8 +141,10 @@ std::string dial_handshake(int fd, Clock::time_point deadline, const Key& key, P
     return why;
   switch (static_cast<Verdict>(verdict.verdict)) {
     case Verdict::accepted: break;
+    // Verdicts of refusal carry no proof: they are what the peer says.
     case Verdict::wrong_key:
-      return "it refused this process: its cluster token differs (TROUPE_CLUSTER_TOKEN must be the same on every task)";
+      return "it refused this process, saying its cluster token differs (TROUPE_CLUSTER_TOKEN must be the same on "
+             "every task)";
     case Verdict::refused: return "it refused this process (see its log)";
     default: return "it answered with an unknown verdict " + std::to_string(verdict.verdict);
   }

@@ -1,19 +1,31 @@
 #include <troupe/net/auth/token_policy.hpp>
 
+#include <algorithm>
+#include <cctype>
+#include <string>
+
 #include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include <troupe/core/errors.hpp>
 
 namespace troupe::internal::auth {
 
 bool is_loopback_host(std::string_view host) {
-  if (host == "localhost" || host == "::1" || host == "[::1]")
+  std::string text(host);
+  if (text.size() > 2 && text.front() == '[' && text.back() == ']')
+    text = text.substr(1, text.size() - 2);
+  std::string lower = text;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (lower == "localhost")
     return true;
-  in_addr address{};
-  const std::string text(host);
-  if (::inet_pton(AF_INET, text.c_str(), &address) != 1)
-    return false; // a name other than localhost, or another IPv6 address: not known to be loopback
-  return (ntohl(address.s_addr) >> 24) == 127;
+  in_addr v4{};
+  if (::inet_pton(AF_INET, text.c_str(), &v4) == 1)
+    return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (::inet_pton(AF_INET6, text.c_str(), &v6) == 1)
+    return IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
+  return false; // another name: not known to be loopback
 }
 
 std::string check_token_policy(const std::string& cluster_token, const std::vector<std::string>& hosts,

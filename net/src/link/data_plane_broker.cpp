@@ -48,8 +48,13 @@ void dial(caf::blocking_actor* self, DataPlaneBrokerHandle broker, DataPlanePeer
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto result = dial_tcp(peer.host, peer.port, std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
   if (result.fd >= 0) {
-    auto why = auth::dial_handshake(result.fd, deadline, key, auth::Purpose::data_plane, spec_fingerprint, rank,
-                                    peer.rank);
+    std::string why;
+    try {
+      why = auth::dial_handshake(result.fd, deadline, key, auth::Purpose::data_plane, spec_fingerprint, rank,
+                                 peer.rank);
+    } catch (const std::exception& e) { // OpenSSL failed: the broker must still hear of this dial
+      why = e.what();
+    }
     if (!why.empty()) {
       ::close(result.fd);
       result.fd = -1;
@@ -133,8 +138,19 @@ DataPlaneBroker::behavior_type DataPlaneBroker::make_behavior() {
         bye_.deliver(true);
     },
     [this](const caf::io::new_connection_msg& msg) {
-      auto& conn = add_connection(msg.handle, true);
-      delayed_send(this, setup_.hello_timeout, DataPlaneHelloDeadlineMsg{msg.handle, conn.serial});
+      const auto pending = std::count_if(connections_.begin(), connections_.end(),
+                                         [](const auto& entry) { return entry.second.auth != nullptr; });
+      if (static_cast<std::size_t>(pending) >= max_pending_handshakes) {
+        refuse(msg.handle, std::to_string(pending) + " connections are already in the handshake (a task dials "
+                           "once; something else is opening connections to this port)");
+        return;
+      }
+      try {
+        auto& conn = add_connection(msg.handle, true);
+        delayed_send(this, setup_.hello_timeout, DataPlaneHelloDeadlineMsg{msg.handle, conn.serial});
+      } catch (const std::exception& e) { // OpenSSL failed: no handshake, no connection
+        refuse(msg.handle, e.what());
+      }
     },
     [this](const DataPlaneHelloDeadlineMsg& msg) {
       auto i = connections_.find(msg.hdl);
@@ -268,7 +284,10 @@ void DataPlaneBroker::on_handshake(caf::io::connection_handle hdl, Connection& c
   }
   PeerClaim claim;
   claim.rank = rank;
-  if (const auto refusal = handshake_.refusal(claim, by_rank_.count(rank) != 0); !refusal.empty()) {
+  // A rank that was lost stays lost: its frames would reach groups that
+  // already failed its collectives.
+  const bool taken = by_rank_.count(rank) != 0 || dispatch_.lost(rank);
+  if (const auto refusal = handshake_.refusal(claim, taken); !refusal.empty()) {
     answer(auth::Verdict::refused);
     refuse(hdl, refusal);
     return;

@@ -8,7 +8,8 @@
 namespace troupe::internal {
 
 /// What a process presents when it connects to a task: on the control plane
-/// (the node actor's hello) and on each data connection (the hello frame).
+/// (the node actor's hello) and on each data connection (the rank it proved
+/// in net/auth's handshake; the token is proven there, so its hash is 0).
 struct PeerClaim {
   int rank = -1;
   std::string task;                         ///< "worker:1"; empty on the data plane (rank only)
@@ -33,7 +34,9 @@ public:
   Handshake(int rank, std::vector<std::string> task_names, uint64_t token_hash, uint64_t spec_fingerprint)
     : rank_(rank), task_names_(std::move(task_names)), token_hash_(token_hash), spec_fingerprint_(spec_fingerprint) {}
 
-  /// The hash both hellos carry, so that the token itself never crosses the network.
+  /// The hash the control plane's hello carries (unkeyed FNV-1a: a sniffer
+  /// can test token guesses against it, until the control plane moves to
+  /// net/auth's handshake; docs/security.md).
   [[nodiscard]] static uint64_t hash_token(const std::string& cluster_token);
 
   /// Empty when `claim` may join; otherwise why not, for the log and the refused process.

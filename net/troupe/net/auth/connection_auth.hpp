@@ -11,10 +11,13 @@
 //                                           or why not (36 bytes)
 //
 // A proof is HMAC-SHA256 under the cluster's key of everything both sides
-// said (cluster_auth.hpp), so a recorded exchange never passes again, and the
-// acceptor shows its own proof only to a dialer that proved first: a stranger
-// learns nothing it could test tokens against. Both ends share endianness,
-// as for the data plane's frames.
+// said (cluster_auth.hpp), so a recorded exchange never passes again. The
+// acceptor shows its own proof only to a dialer that proved first, so a
+// stranger who dials gets nothing to test token guesses against; the dialer
+// proves first, so whatever listens where it dials does get one (a token of
+// 128 random bits makes that useless). There is no channel binding: a relay
+// between two real tasks passes the handshake; only TLS stops that. Both ends
+// share endianness, as for the data plane's frames.
 
 #include <chrono>
 #include <cstdint>

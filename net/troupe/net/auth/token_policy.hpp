@@ -10,7 +10,8 @@
 namespace troupe::internal::auth {
 
 /// Whether `host` (as TF_CONFIG writes it) is this machine's loopback:
-/// "localhost", an IPv4 address in 127.0.0.0/8, or "::1" / "[::1]".
+/// "localhost" (any case), an IPv4 address in 127.0.0.0/8, or IPv6's
+/// loopback ("::1", "[::1]", "0:0:0:0:0:0:0:1", "::ffff:127.0.0.1").
 [[nodiscard]] bool is_loopback_host(std::string_view host);
 
 /// Checks that a cluster whose tasks are on `hosts` may run with

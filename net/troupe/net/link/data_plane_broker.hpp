@@ -76,6 +76,9 @@ public:
 
 private:
   using Clock = std::chrono::steady_clock;
+  /// Accepted connections still in the handshake at once: each task dials
+  /// this one at most once, so more are strangers, refused at once.
+  static constexpr std::size_t max_pending_handshakes = 64;
 
   struct Connection {
     int rank = -1;            ///< -1 until the handshake accepted it
