@@ -194,7 +194,11 @@ void DataPlaneBroker::on_data(caf::io::connection_handle hdl, std::vector<char>&
   auto& conn = i->second;
   conn.last_read = Clock::now();
   if (conn.auth) {
-    on_handshake(hdl, conn, buf);
+    try {
+      on_handshake(hdl, conn, buf);
+    } catch (const std::exception& e) { // OpenSSL failed: end this handshake, not the broker
+      refuse(hdl, e.what());
+    }
     return;
   }
   if (conn.in_payload) {
