@@ -307,6 +307,38 @@ TEST_CASE("a peer lost in the middle of a frame is reported lost and the partial
   CHECK_THAT(heard.loss->why, Catch::Contains("data connection closed"));
 }
 
+TEST_CASE("a frame that claims more payload than its type carries closes the connection before the payload is read", "[net][data_plane]") {
+  Broker b(setup_of(0));
+  FakePeer peer(b.port);
+  peer.send_hello(1);
+  b.await_connected();
+  // An abort carries an error code and a reason, never 100 MiB: the broker
+  // must refuse the header, not allocate and wait for the bytes.
+  FrameHeader header;
+  header.type = FrameType::abort;
+  header.size = 100u << 20;
+  peer.send_bytes(&header, sizeof header);
+  auto heard = b.next(10s);
+  REQUIRE(heard.loss);
+  CHECK(heard.loss->rank == 1);
+  CHECK_THAT(heard.loss->why, Catch::Contains("its abort frame claims 104857600 payload bytes, more than the "
+                                              + std::to_string(max_control_payload_bytes)));
+  CHECK(peer.closed_by_broker(std::chrono::steady_clock::now() + 10s));
+}
+
+TEST_CASE("a frame of a type the protocol does not have closes the connection, naming the type", "[net][data_plane]") {
+  Broker b(setup_of(0));
+  FakePeer peer(b.port);
+  peer.send_hello(1);
+  b.await_connected();
+  FrameHeader header;
+  header.type = static_cast<FrameType>(9);
+  peer.send_bytes(&header, sizeof header);
+  auto heard = b.next(10s);
+  REQUIRE(heard.loss);
+  CHECK_THAT(heard.loss->why, Catch::Contains("unknown type 9"));
+}
+
 TEST_CASE("a connection that never completes the handshake is closed after the hello timeout, naming its address", "[net][data_plane]") {
   auto setup = setup_of(0);
   setup.hello_timeout = 200ms;

@@ -230,6 +230,11 @@ void DataPlaneBroker::on_header(caf::io::connection_handle hdl, Connection& conn
               "version " + std::to_string(FrameHeader::current_version) + " (run the same troupe build on every task)";
   else if (conn.rank < 0)
     garbled = "it sent a frame before the handshake"; // unreachable: the handshake reads first
+  else if (const auto limit = frame_payload_limit(header.type); !limit)
+    garbled = "it sent a frame of unknown type " + std::to_string(static_cast<int>(header.type));
+  else if (header.size > *limit)
+    garbled = "its " + std::string(frame_type_name(header.type)) + " frame claims " + std::to_string(header.size)
+              + " payload bytes, more than the " + std::to_string(*limit) + " that frame type carries";
   if (!garbled.empty()) {
     TROUPE_LOG(error, "net") << "data plane: closing the connection from " << remote_addr(hdl) << " ("
                              << task(conn.rank) << "): " << garbled;

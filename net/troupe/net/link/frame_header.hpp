@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 namespace troupe::internal {
 
@@ -39,5 +41,36 @@ struct FrameHeader {
   uint32_t size = 0;  ///< payload bytes that follow
 };
 static_assert(sizeof(FrameHeader) == 40);
+
+/// The most payload bytes an announce, abort or run_done frame carries: a
+/// fingerprint or a reason, never tensor bytes. The data plane refuses a
+/// header that claims more before it allocates anything.
+inline constexpr uint32_t max_control_payload_bytes = uint32_t{64} << 20;
+
+/// How many payload bytes a frame of `type` may carry; nullopt for a type
+/// this protocol version does not have. A data frame is bounded by its
+/// 32-bit size field only: it carries an algorithm's block of a tensor.
+[[nodiscard]] constexpr std::optional<uint32_t> frame_payload_limit(FrameType type) {
+  switch (type) {
+    case FrameType::announce:
+    case FrameType::abort:
+    case FrameType::run_done: return max_control_payload_bytes;
+    case FrameType::data: return UINT32_MAX;
+    case FrameType::bye: return 0;
+  }
+  return std::nullopt;
+}
+
+/// "announce", "data", ...: how errors name a frame type.
+[[nodiscard]] constexpr std::string_view frame_type_name(FrameType type) {
+  switch (type) {
+    case FrameType::announce: return "announce";
+    case FrameType::data: return "data";
+    case FrameType::abort: return "abort";
+    case FrameType::run_done: return "run_done";
+    case FrameType::bye: return "bye";
+  }
+  return "unknown";
+}
 
 } // namespace troupe::internal
