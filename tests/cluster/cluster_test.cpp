@@ -602,10 +602,10 @@ TEST_CASE("workers on distinct addresses in network namespaces form a cluster", 
   // Beyond loopback a cluster needs a token (docs/security.md).
   TestProcess w0({ip, "netns", "exec", ns0, probe, "collectives"},
                  {{"TF_CONFIG", tf_config(0)}, {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "20"},
-                  {"TROUPE_CLUSTER_TOKEN", "netns-secret"}});
+                  {"TROUPE_CLUSTER_TOKEN", "netns-secret-of-32-characters-ok"}});
   TestProcess w1({ip, "netns", "exec", ns1, probe, "collectives"},
                  {{"TF_CONFIG", tf_config(1)}, {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "20"},
-                  {"TROUPE_CLUSTER_TOKEN", "netns-secret"}});
+                  {"TROUPE_CLUSTER_TOKEN", "netns-secret-of-32-characters-ok"}});
   REQUIRE(w0.wait(std::chrono::seconds(60)));
   REQUIRE(w1.wait(std::chrono::seconds(60)));
   INFO(w0.out() << w0.err() << w1.out() << w1.err());

@@ -30,11 +30,18 @@ bool is_loopback_host(std::string_view host) {
 
 std::string check_token_policy(const std::string& cluster_token, const std::vector<std::string>& hosts,
                                bool allow_unauthenticated) {
-  if (!cluster_token.empty())
-    return {};
   for (const auto& host : hosts) {
     if (is_loopback_host(host))
       continue;
+    if (cluster_token.size() >= min_token_chars)
+      return {};
+    if (!cluster_token.empty())
+      fail(Errc::failed_precondition,
+           "this cluster has a task on " + host + ", beyond this machine's loopback, and TROUPE_CLUSTER_TOKEN has "
+           "only " + std::to_string(cluster_token.size()) + " characters: a short token can be guessed offline from "
+           "what crosses the network. Use at least " + std::to_string(min_token_chars) + " characters of random "
+           "(troupe-launch makes 32 hex digits per run; by hand e.g. export "
+           "TROUPE_CLUSTER_TOKEN=$(openssl rand -hex 16)) (docs/security.md)");
     if (allow_unauthenticated)
       return "this cluster runs without TROUPE_CLUSTER_TOKEN on " + host
              + " (TROUPE_ALLOW_UNAUTHENTICATED=1): anyone who can reach its tasks' ports can join it";
