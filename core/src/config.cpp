@@ -59,7 +59,7 @@ struct KnobDef {
   void (*apply)(Knobs& knobs, const char* env, std::string_view value);
 };
 
-const std::array<KnobDef, 18> knob_defs{{
+const std::array<KnobDef, 19> knob_defs{{
   {{"TROUPE_LOG", "warning",
     "Log level: error, warning, info or debug (case-insensitive)."},
    [](Knobs& k, const char* env, std::string_view v) { k.log_level = parse_level(env, v); }},
@@ -132,6 +132,12 @@ const std::array<KnobDef, 18> knob_defs{{
      if (v != "0" && v != "1")
        reject(env, v, "0 or 1");
      k.allow_unauthenticated = v == "1";
+   }},
+  {{"TROUPE_HANDSHAKE_TIMEOUT_SECONDS", "10",
+    "Seconds a connection to a task's control or data port has to pass troupe's authentication "
+    "handshake; then it is closed and logged with its address (> 0)."},
+   [](Knobs& k, const char* env, std::string_view v) {
+     k.handshake_timeout_seconds = parse_positive_seconds(env, v);
    }},
   {{"TROUPE_RING_CHUNK_KIB", "1024",
     "KiB per data-plane frame of a cross-worker ring all-reduce (>= 1): smaller chunks pipeline "

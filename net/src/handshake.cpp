@@ -2,20 +2,12 @@
 
 namespace troupe::internal {
 
-uint64_t Handshake::hash_token(const std::string& cluster_token) {
-  // FNV-1a of a domain-separated string: equal tokens give equal hashes on every platform.
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : "troupe-cluster-token:" + cluster_token)
-    h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 bool Handshake::admits_restart(const PeerClaim& claim, const std::optional<RankHolder>& holder, bool formed) const {
   // Only on the control plane (the claim names its task), only once every
   // member joined, and only in place of a process that is gone.
   if (!formed || !holder || !holder->gone || restartable_job_.empty() || claim.task.empty())
     return false;
-  if (claim.token_hash != token_hash_ || !claim.spec_fingerprint || *claim.spec_fingerprint != spec_fingerprint_)
+  if (!claim.key_proven || !claim.spec_fingerprint || *claim.spec_fingerprint != spec_fingerprint_)
     return false;
   const bool in_range = claim.rank >= 0 && static_cast<size_t>(claim.rank) < task_names_.size();
   return in_range && claim.rank != rank_ && task_names_[static_cast<size_t>(claim.rank)] == claim.task
@@ -28,7 +20,7 @@ std::string Handshake::refusal(const PeerClaim& claim, const std::optional<RankH
   const auto& me = task_names_.at(static_cast<size_t>(rank_));
   const bool in_range = claim.rank >= 0 && static_cast<size_t>(claim.rank) < task_names_.size();
   const auto who = claim.task.empty() ? "rank " + std::to_string(claim.rank) : "task " + claim.task;
-  if (claim.token_hash != token_hash_)
+  if (!claim.key_proven)
     return "its cluster token differs from task " + me
            + "'s (every task of a cluster must have the same TROUPE_CLUSTER_TOKEN)";
   if (claim.spec_fingerprint && *claim.spec_fingerprint != spec_fingerprint_)
@@ -57,7 +49,7 @@ std::string Handshake::refusal(const PeerClaim& claim, const std::optional<RankH
 }
 
 bool Handshake::of_other_cluster(const PeerClaim& claim) const {
-  return claim.token_hash != token_hash_ || (claim.spec_fingerprint && *claim.spec_fingerprint != spec_fingerprint_);
+  return !claim.key_proven || (claim.spec_fingerprint && *claim.spec_fingerprint != spec_fingerprint_);
 }
 
 bool Handshake::dooms_the_cluster(const PeerClaim& claim, const std::optional<RankHolder>& holder) const {

@@ -17,6 +17,9 @@
 //   cluster_probe join                         only join the cluster and leave
 //   cluster_probe hold FILE                    join, then leave once FILE exists (at most 60 s)
 //   cluster_probe finish                       many collectives, then exit at once
+//   cluster_probe attacked FILE                all-reduces, each checked, until worker 0
+//                                              sees FILE (at most 60 s), while the test
+//                                              attacks the tasks' ports
 //   cluster_probe variables [--replicas N]     NONE / ONLY_FIRST_REPLICA writes across workers
 //   cluster_probe shuffle                      an unseeded shuffle distributed with DATA sharding
 //   cluster_probe ps_worker_frozen | ps_chief_killed | ps_nan | ps_nan_caught
@@ -362,6 +365,35 @@ int finish(Runtime& rt) {
   return 0;
 }
 
+int attacked(Runtime& rt, int task, const std::string& stop_file) {
+  MultiWorkerMirroredStrategy strategy(rt);
+  const int n = strategy.num_replicas_in_sync();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  const int64_t count = 70000;
+  const auto expected = expected_sum(n, count);
+  int steps = 0;
+  for (bool stop = false; !stop; ++steps) {
+    // Worker 0 decides when to stop; the all-reduce tells every worker in the same step.
+    const float stop_vote = task == 0 && (std::filesystem::exists(stop_file)
+                                          || std::chrono::steady_clock::now() > deadline)
+                              ? 1.0f
+                              : 0.0f;
+    auto sums = strategy.run([&] {
+      auto& context = get_replica_context();
+      return context.all_reduce(ReduceOp::SUM, std::vector<Tensor>{input(context.replica_id_in_sync_group(), count),
+                                                                   Tensor::from_vector(std::vector<float>{stop_vote})});
+    });
+    const auto results = strategy.experimental_local_results(sums).front();
+    if (results[0].to_vector<float>() != expected)
+      wrong("all_reduce in step " + std::to_string(steps));
+    stop = results[1].to_vector<float>()[0] > 0.0f;
+    if (steps == 0)
+      std::cout << "PROBE STEPPING" << std::endl;
+  }
+  std::cout << "PROBE FINISHED steps=" << steps << std::endl;
+  return 0;
+}
+
 // Sum over every replica of every worker of this step's batch (and its size).
 std::pair<int64_t, int64_t> step_totals(Strategy& strategy, const PerReplica<Element>& step) {
   auto sums = strategy.run([](const Element& batch) {
@@ -490,6 +522,8 @@ int main(int argc, char** argv) {
       return datasets(rt, task);
     if (scenario == "finish")
       return finish(rt);
+    if (scenario == "attacked" && argc > 2)
+      return attacked(rt, task, argv[2]);
     if (scenario == "busy")
       return busy(rt, task, argc > 2 ? std::atof(argv[2]) : 3.0);
     if (scenario == "variables")

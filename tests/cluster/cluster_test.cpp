@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <csignal>
 #include <cstdio>
 #include <map>
@@ -16,15 +17,21 @@
 #include <vector>
 
 #include <arpa/inet.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <troupe/net/auth/connection_auth.hpp>
+#include <troupe/net/cluster_spec.hpp>
+
 #include "support/free_ports.hpp"
+#include "support/raw_connection.hpp"
 #include "support/skip.hpp"
 #include "support/test_process.hpp"
 
 using troupe::testing::free_ports;
+using troupe::testing::RawConnection;
 using troupe::testing::run_launcher;
 using troupe::testing::split_lines;
 using troupe::testing::TestProcess;
@@ -437,6 +444,119 @@ TEST_CASE("a process with another cluster token is refused and named", "[cluster
   CHECK(good.exit_code() == 3);
   CHECK_THAT(good.out(), Contains("task worker:0 refused the process presenting itself as \"worker:1\" (pid "
                                   + std::to_string(bad.pid()) + "), which it was waiting for: its cluster token differs"));
+}
+
+namespace {
+
+// Seconds until the task closed `connection` (within 10 s), or -1.
+double seconds_until_closed(RawConnection& connection) {
+  const auto start = std::chrono::steady_clock::now();
+  if (!connection.read_until_closed(start + std::chrono::seconds(10)))
+    return -1;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The resident memory of process `pid` in bytes (VmRSS), or -1.
+long long resident_bytes(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0)
+      return std::stoll(line.substr(6)) * 1024;
+  return -1;
+}
+
+} // namespace
+
+TEST_CASE("strangers at the ports of a running job are refused and logged, and the job ends right, blaming nobody",
+          "[cluster][security]") {
+  const auto ports = free_ports(2);
+  const auto workers = loopback_addresses(ports);
+  const LeaveFile stop("troupe_attacked");
+  auto environment = [&](int index) {
+    return std::map<std::string, std::string>{{"TF_CONFIG", worker_tf_config(workers, index)},
+                                              {"TROUPE_CLUSTER_TOKEN", "a-token-of-32-characters-------"},
+                                              {"TROUPE_HANDSHAKE_TIMEOUT_SECONDS", "1"},
+                                              {"TROUPE_LOG", "info"},
+                                              {"TROUPE_LOG_COMPONENTS", "net"},
+                                              {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "30"}};
+  };
+  TestProcess w0({probe, "attacked", stop.path()}, environment(0));
+  TestProcess w1({probe, "attacked", stop.path()}, environment(1));
+  static const std::regex listens(R"(task worker:0's data plane listens on port ([0-9]+))");
+  std::smatch m;
+  const bool stepping = w0.read_until([&] {
+    return w0.out().find("PROBE STEPPING") != std::string::npos && std::regex_search(w0.err(), m, listens);
+  }, std::chrono::seconds(30));
+  INFO(w0.out() << w0.err() << w1.out() << w1.err());
+  REQUIRE(stepping);
+  const int data_port = std::stoi(m[1]);
+  const auto resident_before = resident_bytes(w1.pid());
+  REQUIRE(resident_before > 0);
+
+  // 1. CAF's handshake header claiming a 4 GiB payload, at worker:1's control
+  //    port: BASP never sees it; the gate closes it at its first 4 bytes.
+  {
+    RawConnection stranger(static_cast<uint16_t>(ports[1]));
+    const unsigned char forged[32] = {1, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF};
+    stranger.send_bytes(forged, sizeof forged);
+    const double closed = seconds_until_closed(stranger);
+    CHECK(closed >= 0);
+    CHECK(closed < 1.0); // not the handshake's deadline: at once
+  }
+  // 2. A half-sent handshake: closed at its deadline (1 s here).
+  {
+    RawConnection stranger(static_cast<uint16_t>(ports[1]));
+    stranger.send_bytes("TRPA!", 5);
+    const double closed = seconds_until_closed(stranger);
+    CHECK(closed >= 0.9);
+    CHECK(closed < 6.0);
+  }
+  // 3. A hello that replays worker:1's claims (its rank and the cluster
+  //    spec) without the token, at worker:0's data port and at worker:1's
+  //    control port claiming worker:0: a replayed proof is as wrong as any,
+  //    since each answers a fresh challenge.
+  const auto spec = troupe::ClusterSpec({{"worker", workers}}).fingerprint();
+  {
+    RawConnection stranger(static_cast<uint16_t>(data_port));
+    const auto end = troupe::internal::auth::dial_handshake(
+      stranger.fd(), std::chrono::steady_clock::now() + std::chrono::seconds(10),
+      troupe::internal::auth::derive_key("not the token", troupe::internal::auth::Purpose::data_plane),
+      troupe::internal::auth::Purpose::data_plane, spec, 1, 0, 999);
+    CHECK(end.end == troupe::internal::auth::DialEnd::other_token);
+  }
+  {
+    RawConnection stranger(static_cast<uint16_t>(ports[1]));
+    const auto end = troupe::internal::auth::dial_handshake(
+      stranger.fd(), std::chrono::steady_clock::now() + std::chrono::seconds(10),
+      troupe::internal::auth::derive_key("not the token", troupe::internal::auth::Purpose::control_plane),
+      troupe::internal::auth::Purpose::control_plane, spec, 0, 1, 999);
+    CHECK(end.end == troupe::internal::auth::DialEnd::other_token);
+  }
+  const auto resident_after = resident_bytes(w1.pid());
+  CAPTURE(resident_before, resident_after);
+  // Nothing a stranger sent was allocated for (the job's own buffers vary by a few MiB).
+  CHECK(resident_after - resident_before < 64ll << 20);
+
+  stop.tell_workers_to_leave();
+  REQUIRE(w0.wait(std::chrono::seconds(30)));
+  REQUIRE(w1.wait(std::chrono::seconds(30)));
+  CHECK(w0.exit_code() == 0);
+  CHECK(w1.exit_code() == 0);
+  // Every step's all-reduce was checked against the undisturbed sums; both
+  // ran the same steps.
+  const auto finished = find_line(probe_lines_of(w0.out()), "PROBE FINISHED steps=");
+  REQUIRE_FALSE(finished.empty());
+  CHECK(find_line(probe_lines_of(w1.out()), "PROBE FINISHED steps=") == finished);
+  // Each refusal is logged once, with the stranger's address and why.
+  CHECK_THAT(w1.err(), Contains("control port: closed the connection from 127.0.0.1:")
+                         && Contains("does not open with troupe's handshake")
+                         && Contains("did not complete troupe's handshake within 1 s")
+                         && Contains("refused the process presenting itself as \"worker:0\" (pid 999) at 127.0.0.1:"));
+  CHECK_THAT(w0.err(), Contains("data plane: refused the connection from 127.0.0.1:")
+                         && Contains("claims rank 1 but cannot prove the cluster token"));
+  // Nobody was blamed.
+  CHECK_THAT(w0.err() + w1.err(), !Contains("lost") && !Contains("froze"));
 }
 
 TEST_CASE("a process whose TF_CONFIG cluster differs is refused and named", "[cluster]") {

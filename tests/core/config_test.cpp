@@ -143,7 +143,7 @@ TEST_CASE("the knob table lists every variable with its default and help", "[cor
                    "TROUPE_LOCAL_REDUCE_SPLIT_BYTES", "TROUPE_HOST_CACHE_MIB", "TROUPE_IDLE_POLLS",
                    "TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "TROUPE_PEER_HEARTBEAT_SECONDS",
                    "TROUPE_PEER_TIMEOUT_SECONDS", "TROUPE_DATA_PORT_OFFSET", "TROUPE_CLUSTER_TOKEN",
-                   "TROUPE_ALLOW_UNAUTHENTICATED", "TROUPE_RING_CHUNK_KIB",
+                   "TROUPE_ALLOW_UNAUTHENTICATED", "TROUPE_HANDSHAKE_TIMEOUT_SECONDS", "TROUPE_RING_CHUNK_KIB",
                    "TROUPE_HALVING_DOUBLING_MAX_KIB", "TROUPE_SCHEDULER_POLICY",
                                   "TROUPE_KERNELS"});
   // The table's defaults are what parsing an empty environment yields.

@@ -8,13 +8,12 @@ using namespace troupe::internal;
 using Catch::Contains;
 
 TEST_CASE("the handshake admits higher ranks of the same cluster only, once each", "[net][handshake]") {
-  const auto token = Handshake::hash_token("secret");
-  CHECK(token != Handshake::hash_token("other"));
-  const Handshake worker1(1, {"worker:0", "worker:1", "worker:2"}, token, 42);
+  const bool token = true; // the token proven in net/auth's handshake
+  const Handshake worker1(1, {"worker:0", "worker:1", "worker:2"}, 42);
 
   CHECK(worker1.refusal(PeerClaim{2, "worker:2", token, 42}, false).empty());
   CHECK(worker1.refusal(PeerClaim{2, "", token, std::nullopt}, false).empty()); // data plane: rank only
-  CHECK_THAT(worker1.refusal(PeerClaim{2, "worker:2", Handshake::hash_token("other"), 42}, false),
+  CHECK_THAT(worker1.refusal(PeerClaim{2, "worker:2", false, 42}, false),
              Contains("its cluster token differs from task worker:1"));
   CHECK_THAT(worker1.refusal(PeerClaim{2, "worker:2", token, 41}, false), Contains("its cluster spec differs"));
   CHECK_THAT(worker1.refusal(PeerClaim{0, "worker:0", token, 42}, false),
@@ -28,8 +27,8 @@ TEST_CASE("the handshake admits higher ranks of the same cluster only, once each
 
 TEST_CASE("the handshake names the holder of a taken rank, a restarted task and a duplicate of itself",
           "[net][handshake]") {
-  const auto token = Handshake::hash_token("secret");
-  const Handshake worker1(1, {"worker:0", "worker:1", "worker:2"}, token, 42);
+  const bool token = true; // the token proven in net/auth's handshake
+  const Handshake worker1(1, {"worker:0", "worker:1", "worker:2"}, 42);
   const PeerClaim worker2{2, "worker:2", token, 42};
 
   CHECK(worker1.refusal(worker2, RankHolder{1234, false})
@@ -48,19 +47,19 @@ TEST_CASE("the handshake names the holder of a taken rank, a restarted task and 
   // A process of another cluster claiming a task that has not joined dooms
   // the cluster, a lower one too (a refused process presents itself to every
   // member); a duplicate of a joined task or a claim of this task does not.
-  const PeerClaim stranger{2, "worker:2", Handshake::hash_token("other"), 42};
+  const PeerClaim stranger{2, "worker:2", false, 42};
   CHECK(worker1.dooms_the_cluster(stranger, std::nullopt));
   CHECK(worker1.dooms_the_cluster(PeerClaim{2, "worker:2", token, 7}, std::nullopt));
   CHECK_FALSE(worker1.dooms_the_cluster(stranger, RankHolder{1234, false}));
-  CHECK(worker1.dooms_the_cluster(PeerClaim{0, "worker:0", Handshake::hash_token("other"), 42}, std::nullopt));
-  CHECK_FALSE(worker1.dooms_the_cluster(PeerClaim{1, "worker:1", Handshake::hash_token("other"), 42}, std::nullopt));
+  CHECK(worker1.dooms_the_cluster(PeerClaim{0, "worker:0", false, 42}, std::nullopt));
+  CHECK_FALSE(worker1.dooms_the_cluster(PeerClaim{1, "worker:1", false, 42}, std::nullopt));
   CHECK_FALSE(worker1.dooms_the_cluster(worker2, std::nullopt));
 }
 
 TEST_CASE("the handshake of a formed parameter-server cluster admits a restarted worker only", "[net][handshake]") {
-  const auto token = Handshake::hash_token("secret");
+  const bool token = true; // the token proven in net/auth's handshake
   const std::vector<std::string> members = {"chief:0", "worker:0", "worker:1", "ps:0"};
-  Handshake ps0(3, members, token, 42);
+  Handshake ps0(3, members, 42);
   ps0.admit_restarted("worker");
   const PeerClaim worker1{2, "worker:1", token, 42};
   const RankHolder gone{1234, true};
@@ -73,16 +72,16 @@ TEST_CASE("the handshake of a formed parameter-server cluster admits a restarted
   CHECK_FALSE(ps0.admits_restart(PeerClaim{0, "chief:0", token, 42}, gone, true));
   CHECK_FALSE(ps0.refusal(PeerClaim{0, "chief:0", token, 42}, gone, true).empty());
   // Nor with another token, another spec, or on the data plane (rank only).
-  CHECK_FALSE(ps0.admits_restart(PeerClaim{2, "worker:1", Handshake::hash_token("other"), 42}, gone, true));
+  CHECK_FALSE(ps0.admits_restart(PeerClaim{2, "worker:1", false, 42}, gone, true));
   CHECK_FALSE(ps0.admits_restart(PeerClaim{2, "worker:1", token, 41}, gone, true));
   CHECK_FALSE(ps0.admits_restart(PeerClaim{2, "", token, std::nullopt}, gone, true));
   // A restarted ps task is refused with the message that says why.
-  Handshake chief(0, members, token, 42);
+  Handshake chief(0, members, 42);
   chief.admit_restarted("worker");
   CHECK_THAT(chief.refusal(PeerClaim{3, "ps:0", token, 42}, gone, true),
              Contains("a formed cluster does not take a restarted task back"));
   CHECK(chief.refusal(PeerClaim{3, "ps:0", token, 42}, gone, true).find("restart every task") != std::string::npos);
   // Without admit_restarted (no parameter servers) a restarted worker is refused as before.
-  const Handshake plain(0, members, token, 42);
+  const Handshake plain(0, members, 42);
   CHECK_THAT(plain.refusal(worker1, gone, true), Contains("does not take a restarted task back"));
 }

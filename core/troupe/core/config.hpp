@@ -32,6 +32,7 @@ struct Knobs {
   std::size_t data_port_offset;           ///< TROUPE_DATA_PORT_OFFSET (0 = any free port)
   std::string cluster_token;              ///< TROUPE_CLUSTER_TOKEN
   bool allow_unauthenticated;             ///< TROUPE_ALLOW_UNAUTHENTICATED
+  double handshake_timeout_seconds;       ///< TROUPE_HANDSHAKE_TIMEOUT_SECONDS
   std::size_t ring_chunk_bytes;           ///< TROUPE_RING_CHUNK_KIB (in KiB)
   std::size_t halving_doubling_max_bytes; ///< TROUPE_HALVING_DOUBLING_MAX_KIB (in KiB)
   std::string scheduler_policy;           ///< TROUPE_SCHEDULER_POLICY

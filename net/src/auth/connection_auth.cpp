@@ -66,25 +66,45 @@ AcceptorHandshake::AcceptorHandshake(const Key& key, Purpose purpose, uint64_t s
   transcript_.acceptor_nonce = fresh_nonce();
 }
 
+std::string AcceptorHandshake::check_opening(std::span<const char> bytes) {
+  uint32_t magic = 0;
+  if (bytes.size() < sizeof magic)
+    return "its handshake is " + std::to_string(bytes.size()) + " bytes";
+  std::memcpy(&magic, bytes.data(), sizeof magic);
+  if (magic != hello_magic)
+    return "it does not open with troupe's handshake (an older troupe, or not troupe at all)";
+  return {};
+}
+
 std::string AcceptorHandshake::on_hello(std::span<const char> bytes) {
   DialerHello hello;
   if (bytes.size() != sizeof hello)
     return "its handshake is " + std::to_string(bytes.size()) + " bytes, not " + std::to_string(sizeof hello);
+  if (auto why = check_opening(bytes); !why.empty())
+    return why;
   std::memcpy(&hello, bytes.data(), sizeof hello);
-  if (hello.magic != hello_magic)
-    return "it does not open with troupe's handshake (an older troupe, or not troupe at all)";
-  if (hello.version != handshake_version)
-    return "it speaks version " + std::to_string(hello.version) + " of troupe's handshake and this task version "
-           + std::to_string(handshake_version) + " (run the same troupe build on every task)";
-  if (hello.purpose != static_cast<uint8_t>(purpose_))
-    return std::string("it dialled this task's ") + purpose_name(static_cast<uint8_t>(purpose_)) + " port for the "
-           + purpose_name(hello.purpose) + " plane";
-  if (hello.acceptor_rank != transcript_.acceptor_rank)
-    return "it meant to reach rank " + std::to_string(hello.acceptor_rank) + ", and this task is rank "
-           + std::to_string(transcript_.acceptor_rank);
-  if (hello.spec_fingerprint != transcript_.spec_fingerprint)
-    return "its cluster spec differs from this task's";
   transcript_.dialer_rank = hello.dialer_rank;
+  dialer_pid_ = hello.dialer_pid;
+  dialer_spec_fingerprint_ = hello.spec_fingerprint;
+  auto refuse = [&](HelloRefusal why, std::string text) {
+    refusal_ = why;
+    return text;
+  };
+  if (hello.version != handshake_version)
+    return refuse(HelloRefusal::version, "it speaks version " + std::to_string(hello.version)
+                                           + " of troupe's handshake and this task version "
+                                           + std::to_string(handshake_version)
+                                           + " (run the same troupe build on every task)");
+  if (hello.purpose != static_cast<uint8_t>(purpose_))
+    return refuse(HelloRefusal::purpose, std::string("it dialled this task's ")
+                                           + purpose_name(static_cast<uint8_t>(purpose_)) + " port for the "
+                                           + purpose_name(hello.purpose) + " plane");
+  if (hello.acceptor_rank != transcript_.acceptor_rank)
+    return refuse(HelloRefusal::rank, "it meant to reach rank " + std::to_string(hello.acceptor_rank)
+                                        + ", and this task is rank " + std::to_string(transcript_.acceptor_rank));
+  if (hello.spec_fingerprint != transcript_.spec_fingerprint)
+    return refuse(HelloRefusal::spec, "its cluster spec differs from this task's (every task must get the same "
+                                      "TF_CONFIG \"cluster\")");
   transcript_.dialer_nonce = hello.nonce;
   return {};
 }
@@ -92,7 +112,9 @@ std::string AcceptorHandshake::on_hello(std::span<const char> bytes) {
 std::vector<char> AcceptorHandshake::challenge() const {
   AcceptorChallenge challenge;
   challenge.acceptor_rank = transcript_.acceptor_rank;
-  challenge.nonce = transcript_.acceptor_nonce;
+  challenge.refusal = static_cast<uint32_t>(refusal_);
+  if (refusal_ == HelloRefusal::none)
+    challenge.nonce = transcript_.acceptor_nonce;
   return bytes_of(challenge);
 }
 
@@ -112,8 +134,21 @@ std::vector<char> AcceptorHandshake::verdict(Verdict verdict) const {
   return bytes_of(out);
 }
 
-std::string dial_handshake(int fd, Clock::time_point deadline, const Key& key, Purpose purpose,
-                           uint64_t spec_fingerprint, int rank, int peer_rank) {
+std::string describe(HelloRefusal refusal) {
+  switch (refusal) {
+    case HelloRefusal::none: return "it did not refuse";
+    case HelloRefusal::version:
+      return "it speaks another version of troupe's handshake (run the same troupe build on every task)";
+    case HelloRefusal::purpose: return "its port serves the other plane (control and data ports are mixed up)";
+    case HelloRefusal::rank: return "it is another task than the one this process meant to reach";
+    case HelloRefusal::spec:
+      return "its cluster spec differs (every task must get the same TF_CONFIG \"cluster\")";
+  }
+  return "it refused for an unknown reason " + std::to_string(static_cast<uint32_t>(refusal));
+}
+
+DialOutcome dial_handshake(int fd, Clock::time_point deadline, const Key& key, Purpose purpose,
+                           uint64_t spec_fingerprint, int rank, int peer_rank, int pid) {
   Transcript transcript;
   transcript.spec_fingerprint = spec_fingerprint;
   transcript.dialer_rank = rank;
@@ -123,34 +158,42 @@ std::string dial_handshake(int fd, Clock::time_point deadline, const Key& key, P
   hello.purpose = static_cast<uint8_t>(purpose);
   hello.dialer_rank = rank;
   hello.acceptor_rank = peer_rank;
+  hello.dialer_pid = pid;
   hello.spec_fingerprint = spec_fingerprint;
   hello.nonce = transcript.dialer_nonce;
   if (auto why = transfer(fd, &hello, sizeof hello, false, deadline); !why.empty())
-    return why;
+    return {DialEnd::unreachable, why};
   AcceptorChallenge challenge;
   if (auto why = transfer(fd, &challenge, sizeof challenge, true, deadline); !why.empty())
-    return why + " (it refused this process's handshake, or is not a troupe task)";
-  if (challenge.magic != challenge_magic || challenge.acceptor_rank != peer_rank)
-    return "it is not the troupe task of rank " + std::to_string(peer_rank) + " (its answer does not fit)";
+    return {DialEnd::unreachable, why + " (it refused this process's handshake, or is not a troupe task)"};
+  if (challenge.magic != challenge_magic)
+    return {DialEnd::unreachable, "it is not a troupe task (its answer does not fit troupe's handshake)"};
+  // Refusals carry no proof: they are what the peer says.
+  if (const auto refusal = static_cast<HelloRefusal>(challenge.refusal); refusal != HelloRefusal::none)
+    return {refusal == HelloRefusal::spec ? DialEnd::other_spec : DialEnd::refused,
+            "it refused this process: " + describe(refusal)};
+  if (challenge.acceptor_rank != peer_rank)
+    return {DialEnd::refused, "it is not the troupe task of rank " + std::to_string(peer_rank) + " but rank "
+                                + std::to_string(challenge.acceptor_rank)};
   transcript.acceptor_nonce = challenge.nonce;
   Mac proof = prove(key, Role::dialer, transcript);
   if (auto why = transfer(fd, proof.data(), proof.size(), false, deadline); !why.empty())
-    return why;
+    return {DialEnd::unreachable, why};
   AcceptorVerdict verdict;
   if (auto why = transfer(fd, &verdict, sizeof verdict, true, deadline); !why.empty())
-    return why;
+    return {DialEnd::unreachable, why};
   switch (static_cast<Verdict>(verdict.verdict)) {
     case Verdict::accepted: break;
-    // Verdicts of refusal carry no proof: they are what the peer says.
     case Verdict::wrong_key:
-      return "it refused this process, saying its cluster token differs (TROUPE_CLUSTER_TOKEN must be the same on "
-             "every task)";
-    case Verdict::refused: return "it refused this process (see its log)";
-    default: return "it answered with an unknown verdict " + std::to_string(verdict.verdict);
+      return {DialEnd::other_token, "it refused this process, saying its cluster token differs "
+                                      "(TROUPE_CLUSTER_TOKEN must be the same on every task)"};
+    case Verdict::refused: return {DialEnd::refused, "it refused this process (see its log)"};
+    default:
+      return {DialEnd::refused, "it answered with an unknown verdict " + std::to_string(verdict.verdict)};
   }
   if (!equal(verdict.proof, prove(key, Role::acceptor, transcript)))
-    return "it could not prove the cluster token: it is not a task of this cluster (another TROUPE_CLUSTER_TOKEN, "
-           "or an impostor)";
+    return {DialEnd::impostor, "it could not prove the cluster token: it is not a task of this cluster (another "
+                               "TROUPE_CLUSTER_TOKEN, or an impostor)"};
   return {};
 }
 
@@ -161,8 +204,13 @@ AcceptOutcome accept_handshake(int fd, Clock::time_point deadline, const Key& ke
   std::vector<char> buf(sizeof(DialerHello));
   if (auto why = transfer(fd, buf.data(), buf.size(), true, deadline); !why.empty())
     return {std::nullopt, why};
-  if (auto why = handshake.on_hello(buf); !why.empty())
+  if (auto why = handshake.on_hello(buf); !why.empty()) {
+    if (handshake.refusal() != HelloRefusal::none) { // a troupe task: tell it why
+      auto refusal = handshake.challenge();
+      (void)transfer(fd, refusal.data(), refusal.size(), false, deadline);
+    }
     return {std::nullopt, why};
+  }
   auto challenge = handshake.challenge();
   if (auto why = transfer(fd, challenge.data(), challenge.size(), false, deadline); !why.empty())
     return {std::nullopt, why};

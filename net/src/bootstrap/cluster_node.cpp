@@ -10,7 +10,10 @@
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
 
+#include <caf/io/basp_broker.hpp>
+
 #include <troupe/net/bootstrap/cluster_types.hpp>
+#include <troupe/net/bootstrap/control_plane_gate.hpp>
 #include <troupe/net/bootstrap/node_actor.hpp>
 #include <troupe/net/bootstrap/node_dial.hpp>
 #include <troupe/net/handshake.hpp>
@@ -74,7 +77,7 @@ DataPlaneSetup data_plane_setup(int rank, const std::vector<std::string>& task_n
   }
   setup.peer_timeout = timespan_of(k.peer_timeout_seconds);
   setup.hint_grace = timespan_of(k.peer_heartbeat_seconds);
-  setup.hello_timeout = timespan_of(k.cluster_init_timeout_seconds);
+  setup.hello_timeout = timespan_of(k.handshake_timeout_seconds);
   return setup;
 }
 
@@ -164,11 +167,12 @@ void ClusterNode::join() {
       .receive([&](uint16_t port) { data_port = port; }, [&](caf::error& e) { error = system_.render(e); });
     if (data_port == 0)
       fail(Errc::not_found, "task " + me + " cannot open its data plane: " + error);
+    TROUPE_LOG(info, "net") << "task " << me << "'s data plane listens on port " << data_port;
   }
 
   // 2. The node actor answers hellos on the task's own address.
-  HelloMsg hello{member_index_, me, spec.fingerprint(), Handshake::hash_token(k.cluster_token), data_port,
-                 static_cast<int32_t>(::getpid()), bind_host.empty() ? my_address.host : bind_host, NodeActorHandle{}};
+  HelloMsg hello{member_index_, me, spec.fingerprint(), data_port, static_cast<int32_t>(::getpid()),
+                 bind_host.empty() ? my_address.host : bind_host, NodeActorHandle{}};
   // A parameter-server coordinator goes on with the workers it has, so a
   // restarted worker process may join again; in a cluster without ps tasks
   // every task is part of every collective and none rejoins.
@@ -177,16 +181,39 @@ void ClusterNode::join() {
                                              k.cluster_init_timeout_seconds, restartable_job});
   hello.node = node_;
   nodes_[member_index_] = node_;
-  // Published as a plain actor, as before it was typed: a typed handle would
-  // put its interface into CAF's handshake, naming in-process messages that
-  // have no type ID, and no peer checks it (dial_node casts what it gets).
-  auto published = system_.middleman().publish(caf::actor_cast<caf::actor>(node_), my_address.port,
-                                               bind_host.empty() ? nullptr : bind_host.c_str(), true);
-  if (!published)
-    fail(Errc::failed_precondition, "task " + me + " cannot listen on its address "
-                                      + addresses[static_cast<size_t>(member_index_)] + ": " + system_.render(published.error())
-                                      + "; is another process using that port (a second process started as task "
-                                      + me + "?), or is the address not this host's?");
+  // Only dialers that proved the cluster token reach CAF's BASP broker
+  // (ControlPlaneGate); to BASP each is a connection accepted on a port
+  // where the node is published. Published as a plain actor: a typed handle
+  // would put its interface into CAF's handshake, naming in-process messages
+  // that have no type ID, and no peer checks it (dial_node casts what it gets).
+  const auto control_key = auth::derive_key(k.cluster_token, auth::Purpose::control_plane);
+  {
+    ControlPlaneGateSetup gate;
+    gate.bind_host = bind_host;
+    gate.port = my_address.port;
+    gate.key = control_key;
+    gate.spec_fingerprint = spec.fingerprint();
+    gate.rank = member_index_;
+    gate.handshake_timeout =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::duration<double>(k.handshake_timeout_seconds));
+    auto basp = system_.middleman().named_broker<caf::io::basp_broker>(caf::atom("BASP"));
+    gate.admit = [this, basp, node = caf::actor_cast<caf::strong_actor_ptr>(node_), port = my_address.port](int fd) {
+      auto scribe = system_.middleman().backend().new_scribe(fd);
+      caf::anon_send(basp, caf::publish_atom_v, std::move(scribe), port, node, std::set<std::string>{});
+    };
+    gate.refused = [node = node_](const GateRefusal& r) {
+      caf::anon_send(node, NodeGateRefusalMsg{r.address, r.claimed_rank, r.pid, r.other_token, r.other_spec,
+                                              r.spec_fingerprint, r.why});
+    };
+    std::string why;
+    gate_ = ControlPlaneGate::open(std::move(gate), why);
+    if (!gate_)
+      fail(Errc::failed_precondition, "task " + me + " cannot listen on its address "
+                                        + addresses[static_cast<size_t>(member_index_)] + ": " + why
+                                        + "; is another process using that port (a second process started as task "
+                                        + me + "?), or is the address not this host's?");
+  }
+  const NodeDialer dialer{control_key, spec.fingerprint(), member_index_, static_cast<int>(::getpid())};
 
   // 3. Reach every member of lower index, retrying while it starts. When
   //    the first one answers that the cluster formed and took this process
@@ -213,9 +240,16 @@ void ClusterNode::join() {
     const auto& address = addresses[static_cast<size_t>(r)];
     const auto target = parse_task_address(address);
     const auto attempt_started = Clock::now();
-    auto remote = dial_node(system_, target.host, target.port, dial_within);
+    auto remote = dial_node(system_, dialer, NodeDialTarget{r, names[static_cast<size_t>(r)], target.host, target.port},
+                            dial_within);
     if (!remote) {
-      last_error = system_.render(remote.error());
+      const auto& e = remote.error();
+      if (e.category() == caf::atom("troupe")) { // refused in troupe's handshake, or an impostor
+        refusal = system_.render(e);
+        other_cluster = static_cast<Errc>(e.code()) == NodeActor::other_cluster_refusal;
+        return Presented::refused;
+      }
+      last_error = system_.render(e);
       return Presented::unreached;
     }
     const auto answer_within = std::max<caf::timespan>(
@@ -424,6 +458,7 @@ ClusterNode::~ClusterNode() {
 }
 
 void ClusterNode::stop_actors() {
+  gate_.reset(); // first: it hands connections to the node
   if (data_plane_)
     caf::anon_send_exit(data_plane_, caf::exit_reason::user_shutdown);
   if (node_)

@@ -36,7 +36,7 @@ std::string join_progress(std::chrono::steady_clock::time_point join_started, do
 
 NodeActor::NodeActor(caf::actor_config& cfg, NodeSetup setup)
   : NodeActorHandle::base(cfg), setup_(std::move(setup)),
-    handshake_(setup_.me.rank, setup_.task_names, setup_.me.token_hash, setup_.me.spec_fingerprint) {
+    handshake_(setup_.me.rank, setup_.task_names, setup_.me.spec_fingerprint) {
   if (!setup_.restartable_job.empty())
     handshake_.admit_restarted(setup_.restartable_job);
 }
@@ -118,6 +118,7 @@ NodeActor::behavior_type NodeActor::make_behavior() {
     },
     [this](const NodeSayFarewellMsg& msg) { return on_say_farewell(msg); },
     [this](const HelloMsg& hello) { return on_hello(hello); },
+    [this](const NodeGateRefusalMsg& msg) { on_gate_refusal(msg); },
     [this](const NodePeerMsg& msg) { add_peer(msg.hello.node ? msg.hello.node : msg.peer, msg.hello); },
     [this](const NodeAwaitMsg& msg) -> caf::result<std::vector<HelloMsg>> {
       if (!doomed_.empty())
@@ -178,23 +179,11 @@ caf::result<HelloMsg> NodeActor::on_hello(const HelloMsg& hello) {
     me.node = this;
     return me;
   }
-  PeerClaim claim{hello.rank, hello.task, hello.token_hash, hello.spec_fingerprint};
+  PeerClaim claim{hello.rank, hello.task, true, hello.spec_fingerprint};
   const auto holder = holder_of(hello.rank);
-  const auto refusal = handshake_.refusal(claim, holder, formed_);
-  if (!refusal.empty()) {
-    TROUPE_LOG(error, "net") << "task " << setup_.me.task << " refused the process presenting itself as " << who
-                             << ": " << refusal;
-    refused_.push_back("the process presenting itself as " + who + ": " + refusal);
-    // The refused process fails too; with another token or spec it was
-    // started as the awaited task with other settings, and no other process
-    // is going to come as that task.
-    if (handshake_.dooms_the_cluster(claim, holder) && doomed_.empty())
-      fail_waiting(Errc::failed_precondition, doomed_ = "task " + setup_.me.task + " refused the process presenting itself as " + who
-                             + ", which it was waiting for: " + refusal
-                             + ". Restart every task with the same TF_CONFIG cluster and TROUPE_CLUSTER_TOKEN");
+  if (auto refusal = refuse(claim, who, ""); !refusal.empty())
     return caf::make_error(handshake_.of_other_cluster(claim) ? other_cluster_refusal : Errc::invalid_argument,
                            "task " + setup_.me.task + " refused this process: " + refusal);
-  }
   auto me = setup_.me;
   me.node = this;
   if (handshake_.admits_restart(claim, holder, formed_)) {
@@ -204,6 +193,42 @@ caf::result<HelloMsg> NodeActor::on_hello(const HelloMsg& hello) {
   }
   add_peer(hello.node, hello);
   return me;
+}
+
+std::string NodeActor::refuse(const PeerClaim& claim, const std::string& who, const std::string& from) {
+  const auto holder = holder_of(claim.rank);
+  const auto refusal = handshake_.refusal(claim, holder, formed_);
+  if (refusal.empty())
+    return {};
+  TROUPE_LOG(error, "net") << "task " << setup_.me.task << " refused the process presenting itself as " << who
+                           << (from.empty() ? "" : " at " + from) << ": " << refusal;
+  refused_.push_back("the process presenting itself as " + who + ": " + refusal);
+  // The refused process fails too; with another token or spec it was
+  // started as the awaited task with other settings, and no other process
+  // is going to come as that task.
+  if (handshake_.dooms_the_cluster(claim, holder) && doomed_.empty())
+    fail_waiting(Errc::failed_precondition, doomed_ = "task " + setup_.me.task + " refused the process presenting "
+                                                      "itself as " + who + ", which it was waiting for: " + refusal
+                                                      + ". Restart every task with the same TF_CONFIG cluster and "
+                                                        "TROUPE_CLUSTER_TOKEN");
+  return refusal;
+}
+
+void NodeActor::on_gate_refusal(const NodeGateRefusalMsg& msg) {
+  const bool in_range = msg.claimed_rank >= 0 && static_cast<size_t>(msg.claimed_rank) < setup_.task_names.size();
+  const auto task = in_range ? setup_.task_names[static_cast<size_t>(msg.claimed_rank)]
+                             : "rank " + std::to_string(msg.claimed_rank);
+  const auto who = "\"" + task + "\" (pid " + std::to_string(msg.pid) + ")";
+  if (!msg.other_token && !msg.other_spec) {
+    // Not a process of another cluster: a mix-up of ports or builds, told to the dialer.
+    TROUPE_LOG(error, "net") << "task " << setup_.me.task << " refused the process presenting itself as " << who
+                             << " at " << msg.address << ": " << msg.why;
+    return;
+  }
+  PeerClaim claim{msg.claimed_rank, in_range ? task : std::string{}, !msg.other_token, msg.spec_fingerprint};
+  if (refuse(claim, who, msg.address).empty()) // unreachable: the gate refused it for its token or spec
+    TROUPE_LOG(error, "net") << "task " << setup_.me.task << " refused the process presenting itself as " << who
+                             << " at " << msg.address << ": " << msg.why;
 }
 
 void NodeActor::take_back(const HelloMsg& hello) {

@@ -9,18 +9,53 @@
 #include <caf/io/all.hpp>
 #include <caf/io/basp_broker.hpp>
 
+#include <troupe/core/errors.hpp>
+#include <troupe/net/auth/connection_auth.hpp>
+#include <troupe/net/bootstrap/node_actor.hpp>
 #include <troupe/net/link/tcp_dial.hpp>
 
 namespace troupe::internal {
 
-caf::expected<NodeActorHandle> dial_node(caf::actor_system& system, const std::string& host, uint16_t port,
-                                         caf::timespan timeout) {
+caf::expected<NodeActorHandle> dial_node(caf::actor_system& system, const NodeDialer& me,
+                                         const NodeDialTarget& target, caf::timespan timeout) {
   using Clock = std::chrono::steady_clock;
+  const auto& host = target.host;
+  const auto port = target.port;
   const auto deadline = Clock::now() + timeout;
   auto dialed = dial_tcp(host, port, std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
   if (dialed.fd < 0)
     return caf::make_error(caf::sec::cannot_connect_to_node, "cannot connect to " + host + ":" + std::to_string(port)
                                                                + ": " + dialed.error);
+  auth::DialOutcome proven;
+  try {
+    proven = auth::dial_handshake(dialed.fd, deadline, me.key, auth::Purpose::control_plane, me.spec_fingerprint,
+                                  me.rank, target.rank, me.pid);
+  } catch (const std::exception& e) { // OpenSSL failed: this attempt fails, the caller may try again
+    proven = {auth::DialEnd::unreachable, e.what()};
+  }
+  if (proven.end != auth::DialEnd::proven) {
+    ::close(dialed.fd);
+    const auto at = host + ":" + std::to_string(port);
+    switch (proven.end) {
+      case auth::DialEnd::other_token:
+        return caf::make_error(NodeActor::other_cluster_refusal,
+                               "task " + target.task + " refused this process: its cluster token differs from task "
+                                 + target.task + "'s (every task of a cluster must have the same TROUPE_CLUSTER_TOKEN)");
+      case auth::DialEnd::other_spec:
+        return caf::make_error(NodeActor::other_cluster_refusal,
+                               "task " + target.task + " refused this process: its cluster spec differs from task "
+                                 + target.task + "'s (every task must get the same TF_CONFIG \"cluster\")");
+      case auth::DialEnd::refused:
+        return caf::make_error(Errc::invalid_argument, "task " + target.task + " at " + at + " refused this process: "
+                                                         + proven.why);
+      case auth::DialEnd::impostor:
+        return caf::make_error(Errc::invalid_argument, "the process at " + at + " is not task " + target.task + ": "
+                                                         + proven.why);
+      default:
+        return caf::make_error(caf::sec::cannot_connect_to_node,
+                               "troupe's handshake with " + at + " failed: " + proven.why);
+    }
+  }
   if (Clock::now() >= deadline) {
     ::close(dialed.fd);
     return caf::make_error(caf::sec::connection_timeout, "connecting to " + host + ":" + std::to_string(port)

@@ -51,7 +51,8 @@ void dial(caf::blocking_actor* self, DataPlaneBrokerHandle broker, DataPlanePeer
     std::string why;
     try {
       why = auth::dial_handshake(result.fd, deadline, key, auth::Purpose::data_plane, spec_fingerprint, rank,
-                                 peer.rank);
+                                 peer.rank, static_cast<int>(::getpid()))
+              .why;
     } catch (const std::exception& e) { // OpenSSL failed: the broker must still hear of this dial
       why = e.what();
     }
@@ -70,7 +71,7 @@ DataPlaneBroker::DataPlaneBroker(caf::actor_config& cfg, DataPlaneSetup setup)
   : DataPlaneBrokerHandle::broker_base(cfg), setup_(std::move(setup)),
     // The token was proven by the connection's handshake: the Handshake
     // decides only about ranks here.
-    handshake_(setup_.rank, setup_.task_names, 0, 0),
+    handshake_(setup_.rank, setup_.task_names, 0),
     dispatch_([this](const LinkReceiverHandle& to, LinkFrameMsg msg) { send(to, std::move(msg)); },
               [this](const LinkReceiverHandle& to, PeerLostMsg msg) { send(to, std::move(msg)); }) {
 }
@@ -159,7 +160,7 @@ DataPlaneBroker::behavior_type DataPlaneBroker::make_behavior() {
       TROUPE_LOG(error, "net") << "data plane: closing the connection from " << remote_addr(msg.hdl) << ":"
                                << remote_port(msg.hdl) << ": it did not complete troupe's handshake within "
                                << seconds_of(setup_.hello_timeout)
-                               << " (TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS); is something other than a troupe task "
+                               << " (TROUPE_HANDSHAKE_TIMEOUT_SECONDS); is something other than a troupe task "
                                   "connecting to this port?";
       close(msg.hdl);
       connections_.erase(i);
@@ -267,8 +268,24 @@ void DataPlaneBroker::refuse(caf::io::connection_handle hdl, const std::string& 
 
 void DataPlaneBroker::on_handshake(caf::io::connection_handle hdl, Connection& conn, const std::vector<char>& buf) {
   auto& handshake = *conn.auth;
+  if (!conn.awaiting_proof && conn.opening.empty()) {
+    if (auto why = auth::AcceptorHandshake::check_opening(buf); !why.empty()) {
+      refuse(hdl, why); // not troupe: no need to wait for the rest
+      return;
+    }
+    conn.opening = buf;
+    configure_read(hdl, caf::io::receive_policy::exactly(sizeof(auth::DialerHello) - conn.opening.size()));
+    return;
+  }
   if (!conn.awaiting_proof) {
-    if (auto why = handshake.on_hello(buf); !why.empty()) {
+    std::vector<char> hello = std::move(conn.opening);
+    hello.insert(hello.end(), buf.begin(), buf.end());
+    if (auto why = handshake.on_hello(hello); !why.empty()) {
+      if (handshake.refusal() != auth::HelloRefusal::none) { // a troupe task: tell it why
+        const auto refusal = handshake.challenge();
+        write(hdl, refusal.size(), refusal.data());
+        flush(hdl);
+      }
       refuse(hdl, why);
       return;
     }
@@ -356,7 +373,7 @@ DataPlaneBroker::Connection& DataPlaneBroker::add_connection(caf::io::connection
   if (accepted) {
     conn.auth = std::make_unique<auth::AcceptorHandshake>(setup_.key, auth::Purpose::data_plane,
                                                           setup_.spec_fingerprint, setup_.rank);
-    configure_read(hdl, caf::io::receive_policy::exactly(sizeof(auth::DialerHello)));
+    configure_read(hdl, caf::io::receive_policy::exactly(auth::AcceptorHandshake::opening_bytes));
   } else {
     configure_read(hdl, caf::io::receive_policy::exactly(sizeof(FrameHeader)));
   }

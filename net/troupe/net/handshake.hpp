@@ -8,12 +8,12 @@
 namespace troupe::internal {
 
 /// What a process presents when it connects to a task: on the control plane
-/// (the node actor's hello) and on each data connection (the rank it proved
-/// in net/auth's handshake; the token is proven there, so its hash is 0).
+/// (the node actor's hello, or the claim of a dialer the gate refused) and on
+/// each data connection (the rank it proved in net/auth's handshake).
 struct PeerClaim {
   int rank = -1;
   std::string task;                         ///< "worker:1"; empty on the data plane (rank only)
-  uint64_t token_hash = 0;
+  bool key_proven = true;                   ///< false: it failed net/auth's proof (another cluster token)
   std::optional<uint64_t> spec_fingerprint; ///< control plane only
 };
 
@@ -24,20 +24,15 @@ struct RankHolder {
 };
 
 /// The one place that decides whether a connecting process may join this
-/// task: same cluster token, same cluster spec, and a rank that connects to
+/// task: the cluster token proven, the same cluster spec, and a rank that connects to
 /// this one (only higher ranks do) and is not taken yet. One exception: once
 /// the cluster formed, a task of the job named by admit_restarted() whose
 /// earlier process left or was lost may join again, from any rank (it dials
 /// every member itself, since the others formed already).
 class Handshake {
 public:
-  Handshake(int rank, std::vector<std::string> task_names, uint64_t token_hash, uint64_t spec_fingerprint)
-    : rank_(rank), task_names_(std::move(task_names)), token_hash_(token_hash), spec_fingerprint_(spec_fingerprint) {}
-
-  /// The hash the control plane's hello carries (unkeyed FNV-1a: a sniffer
-  /// can test token guesses against it, until the control plane moves to
-  /// net/auth's handshake; docs/security.md).
-  [[nodiscard]] static uint64_t hash_token(const std::string& cluster_token);
+  Handshake(int rank, std::vector<std::string> task_names, uint64_t spec_fingerprint)
+    : rank_(rank), task_names_(std::move(task_names)), spec_fingerprint_(spec_fingerprint) {}
 
   /// Empty when `claim` may join; otherwise why not, for the log and the refused process.
   /// `holder`: the process that joined as that rank before, if any.
@@ -72,12 +67,9 @@ public:
   /// Whether `claim` carries another cluster token or spec than this task's.
   [[nodiscard]] bool of_other_cluster(const PeerClaim& claim) const;
 
-  [[nodiscard]] uint64_t token_hash() const noexcept { return token_hash_; }
-
 private:
   int rank_;
   std::vector<std::string> task_names_;
-  uint64_t token_hash_;
   uint64_t spec_fingerprint_;
   std::string restartable_job_; ///< empty: no task rejoins
 };

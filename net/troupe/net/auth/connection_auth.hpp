@@ -3,9 +3,11 @@
 // The handshake that opens every authenticated troupe connection (internal:
 // not installed), before any other byte is parsed. Four fixed-size messages:
 //
-//   dialer   -> acceptor  DialerHello       its rank, the rank it dialled, the
-//                                           cluster spec, a fresh nonce (56 bytes)
-//   acceptor -> dialer    AcceptorChallenge its rank and a fresh nonce (40 bytes)
+//   dialer   -> acceptor  DialerHello       its rank and pid, the rank it
+//                                           dialled, the cluster spec, a fresh
+//                                           nonce (64 bytes)
+//   acceptor -> dialer    AcceptorChallenge its rank and a fresh nonce, or why
+//                                           it refuses the hello (48 bytes)
 //   dialer   -> acceptor  the dialer's proof (32 bytes)
 //   acceptor -> dialer    AcceptorVerdict   accepted with the acceptor's proof,
 //                                           or why not (36 bytes)
@@ -42,17 +44,32 @@ struct DialerHello {
   uint16_t reserved = 0;
   int32_t dialer_rank = -1;
   int32_t acceptor_rank = -1; ///< the rank the dialer meant to reach
+  int32_t dialer_pid = 0;     ///< for the acceptor's log only: not proven
+  uint32_t reserved2 = 0;
   uint64_t spec_fingerprint = 0;
   Nonce nonce{};
 };
-static_assert(sizeof(DialerHello) == 56);
+static_assert(sizeof(DialerHello) == 64);
+
+/// Why an acceptor refuses a hello before any proof. Said in the clear, so
+/// that a process started with another TF_CONFIG learns why at once; the
+/// dialer takes it as what the peer says, not as proven.
+enum class HelloRefusal : uint32_t {
+  none = 0,
+  version = 1,     ///< another version of this handshake
+  purpose = 2,     ///< it dialled the control port for the data plane or back
+  rank = 3,        ///< the acceptor is not the rank the dialer meant to reach
+  spec = 4,        ///< the cluster spec fingerprints differ
+};
 
 struct AcceptorChallenge {
   uint32_t magic = challenge_magic;
   int32_t acceptor_rank = -1;
+  uint32_t refusal = 0; ///< HelloRefusal; the nonce is zero unless `none`
+  uint32_t reserved = 0;
   Nonce nonce{};
 };
-static_assert(sizeof(AcceptorChallenge) == 40);
+static_assert(sizeof(AcceptorChallenge) == 48);
 
 enum class Verdict : uint32_t {
   accepted = 0,
@@ -73,11 +90,23 @@ class AcceptorHandshake {
 public:
   AcceptorHandshake(const Key& key, Purpose purpose, uint64_t spec_fingerprint, int rank);
 
+  /// The first bytes of a hello (its magic), checked before the rest is
+  /// waited for: a peer that does not speak troupe is refused at once.
+  static constexpr std::size_t opening_bytes = sizeof(uint32_t);
+  /// "" when `bytes` (at least opening_bytes) open troupe's hello, else why not.
+  [[nodiscard]] static std::string check_opening(std::span<const char> bytes);
+
   /// Takes the dialer's hello (exactly sizeof(DialerHello) bytes): "" when
   /// the exchange goes on with challenge(), else why the connection is
-  /// closed (not troupe's handshake, another purpose, another rank).
+  /// closed (not troupe's handshake, another version, purpose, rank or
+  /// spec). Unless refusal() is `none` too (the peer does not speak troupe),
+  /// send challenge() before closing: it tells the dialer why.
   [[nodiscard]] std::string on_hello(std::span<const char> bytes);
+  /// The challenge, or after a refused hello the refusal.
   [[nodiscard]] std::vector<char> challenge() const;
+  /// Why on_hello refused the hello it took (`none` when it did not, or when
+  /// it was not troupe's handshake).
+  [[nodiscard]] HelloRefusal refusal() const noexcept { return refusal_; }
   /// Takes the dialer's proof (exactly mac_bytes bytes): whether it holds the key.
   [[nodiscard]] bool on_proof(std::span<const char> bytes) const;
   /// The last message; `accepted` carries this side's proof.
@@ -85,18 +114,43 @@ public:
 
   /// The rank the dialer claims (valid after on_hello; proven after on_proof).
   [[nodiscard]] int dialer_rank() const noexcept { return transcript_.dialer_rank; }
+  /// The pid the dialer states (valid after on_hello; never proven).
+  [[nodiscard]] int dialer_pid() const noexcept { return dialer_pid_; }
+  /// The cluster spec fingerprint the dialer states (valid after on_hello).
+  [[nodiscard]] uint64_t dialer_spec_fingerprint() const noexcept { return dialer_spec_fingerprint_; }
 
 private:
   Key key_;
   Purpose purpose_;
   Transcript transcript_;
+  HelloRefusal refusal_ = HelloRefusal::none;
+  int dialer_pid_ = 0;
+  uint64_t dialer_spec_fingerprint_ = 0;
+};
+
+/// How the dialer's side of a handshake ended.
+enum class DialEnd {
+  proven,        ///< both sides proved the key
+  unreachable,   ///< the connection failed or timed out, or the peer does not speak troupe: try again
+  other_token,   ///< the peer says this process has another cluster token
+  other_spec,    ///< the peer says this process has another cluster spec
+  refused,       ///< the peer refused this process for another reason (rank, version, purpose)
+  impostor,      ///< the peer accepted but could not prove the key
+};
+
+struct DialOutcome {
+  DialEnd end = DialEnd::proven;
+  std::string why; ///< unless proven: what the peer did or did not do
 };
 
 /// Runs the dialer's side on the connected socket `fd` (blocking, each read
-/// and write bounded by `deadline`): "" once both sides proved the key, else
-/// why not, naming what the peer did or did not do.
-[[nodiscard]] std::string dial_handshake(int fd, std::chrono::steady_clock::time_point deadline, const Key& key,
-                                         Purpose purpose, uint64_t spec_fingerprint, int rank, int peer_rank);
+/// and write bounded by `deadline`), stating `pid` as this process's.
+[[nodiscard]] DialOutcome dial_handshake(int fd, std::chrono::steady_clock::time_point deadline, const Key& key,
+                                         Purpose purpose, uint64_t spec_fingerprint, int rank, int peer_rank,
+                                         int pid);
+
+/// What the acceptor's refusal `refusal` tells the dialer (for its error).
+[[nodiscard]] std::string describe(HelloRefusal refusal);
 
 /// Runs the acceptor's side on the accepted socket `fd` (blocking, bounded by
 /// `deadline`). `refusal` decides whether a dialer that proved the key may

@@ -23,9 +23,12 @@ class actor_system;
 
 namespace troupe::internal {
 
+class ControlPlaneGate;
+
 /// This process as one task of a cluster: its node actor (control plane,
-/// published on the task's address), its data-plane broker, and the
-/// handshake with every other member of the cluster.
+/// published on the task's address behind a ControlPlaneGate), its
+/// data-plane broker, and the handshake with every other member of the
+/// cluster.
 ///
 /// The members are the chief, the workers and the parameter servers, in the
 /// stable order of ClusterMembers (chief, workers by index, ps by index).
@@ -36,10 +39,11 @@ namespace troupe::internal {
 /// they join nothing, and nobody waits for them.
 ///
 /// The constructor blocks the calling (user-facing) thread until every member
-/// has joined: it publishes the node, reaches every member of lower index with
-/// remote_actor (retrying until TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS),
-/// exchanges hellos (same cluster spec, same TROUPE_CLUSTER_TOKEN, else the
-/// refusing task names the difference), waits for the members of higher index
+/// has joined: it opens its gate (only a dialer that proves the cluster token
+/// reaches the node), reaches every member of lower index with dial_node
+/// (retrying until TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS; a peer that refuses
+/// this process's token or spec fails it at once, naming the difference),
+/// exchanges hellos (the refusing task names what differs), waits for the members of higher index
 /// to do the same, then (chief and workers) connects the data plane. In a
 /// cluster with parameter servers, a worker process restarted after the
 /// cluster formed is taken back in place of its lost one: the first member it
@@ -129,6 +133,7 @@ private:
   std::vector<std::string> task_names_;
   std::map<int, NodeActorHandle> nodes_; ///< every member's node actor, by member index
   NodeActorHandle node_;
+  std::unique_ptr<ControlPlaneGate> gate_; ///< the task's control port
   DataPlaneBrokerHandle data_plane_;
   bool farewell_said_ = false;
 };

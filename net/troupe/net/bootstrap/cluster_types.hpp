@@ -21,13 +21,13 @@ class actor_system_config;
 namespace troupe::internal {
 
 /// The handshake between two tasks: who the sender is, which cluster it
-/// believes in and where its data plane listens. A task refuses a hello whose
-/// cluster spec fingerprint or cluster token hash differs from its own.
+/// believes in and where its data plane listens. The cluster token was proven
+/// before (net/auth, ControlPlaneGate); a task refuses a hello whose cluster
+/// spec fingerprint differs from its own.
 struct HelloMsg {
   int32_t rank = -1;         ///< the sender's member index (ClusterMembers): its collective rank, if it has one
   std::string task;          ///< "worker:1"
   uint64_t spec_fingerprint = 0;
-  uint64_t token_hash = 0;
   uint16_t data_port = 0;    ///< 0 for a parameter server, which has no data plane
   int32_t pid = 0;
   std::string host;          ///< where the sender's data plane listens
@@ -40,7 +40,7 @@ struct HelloMsg {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, HelloMsg& x) {
-  return f(caf::meta::type_name("troupe::HelloMsg"), x.rank, x.task, x.spec_fingerprint, x.token_hash,
+  return f(caf::meta::type_name("troupe::HelloMsg"), x.rank, x.task, x.spec_fingerprint,
            x.data_port, x.pid, x.host, x.node, x.rejoined);
 }
 

@@ -24,7 +24,7 @@
 namespace troupe::internal {
 
 /// Edge -> node: the handshake with peer `hello.rank` (reached by the edge
-/// through remote_actor) succeeded; `peer` is its node actor.
+/// through dial_node) succeeded; `peer` is its node actor.
 struct NodePeerMsg {
   NodeActorHandle peer;
   HelloMsg hello;
@@ -57,6 +57,20 @@ struct NodeWatchMsg {
 /// HelloMsg::rejoined). It has no data plane, so the control connections
 /// decide every member's loss, and the cluster counts as formed.
 struct NodeRejoinedMsg {};
+
+/// Gate -> node: ControlPlaneGate refused a dialer that claimed member
+/// `claimed_rank` (not proven) for another cluster token or spec, or for a
+/// mix-up of ports or builds (neither flag). A process of another cluster
+/// claiming an awaited task dooms the forming cluster, as its hello would.
+struct NodeGateRefusalMsg {
+  std::string address;   ///< where it dialled from
+  int32_t claimed_rank = -1;
+  int32_t pid = 0;       ///< as it stated
+  bool other_token = false;
+  bool other_spec = false;
+  uint64_t spec_fingerprint = 0; ///< as it stated
+  std::string why;
+};
 
 /// Edge -> node: answer NodeLookupMsg{name} with `actor` (a null actor
 /// withdraws the name).
@@ -100,11 +114,13 @@ struct NodeSetup {
                                         double init_timeout_seconds);
 
 /// The control-plane actor of one cluster process, published on the task's
-/// address (CAF middleman). Tasks of higher rank reach it with remote_actor
-/// and send a HelloMsg; its Handshake (net/handshake.hpp) accepts a hello only
-/// when the cluster spec fingerprint and cluster token hash equal its own
-/// (else it answers with an error naming the difference, and logs the
-/// refused process), then monitors
+/// address behind its ControlPlaneGate (only dialers that proved the cluster
+/// token reach it). Tasks of higher rank reach it with dial_node and send a
+/// HelloMsg; its Handshake (net/handshake.hpp) accepts a hello only when the
+/// cluster spec fingerprint equals its own and the rank is free (else it
+/// answers with an error naming the difference, and logs the refused
+/// process); the gate tells it of dialers refused for their token or spec
+/// (NodeGateRefusalMsg), which it treats alike. It then monitors
 /// the peer's node actor. With CAF's heartbeat and connection timeout set
 /// (RuntimeImpl), a dead or frozen peer's proxy goes down; the node then
 /// reports the peer lost to the data plane, which fails its collectives.
@@ -146,6 +162,12 @@ public:
 
 private:
   caf::result<HelloMsg> on_hello(const HelloMsg& hello);
+  void on_gate_refusal(const NodeGateRefusalMsg& msg);
+  /// Refuses `claim` when the handshake says so (logged, kept for the
+  /// timeout's error, and dooming the forming cluster when it claims an
+  /// awaited task from another cluster): why, or "" when it may join.
+  /// `who` names the process; `from` its address, when known.
+  std::string refuse(const PeerClaim& claim, const std::string& who, const std::string& from);
   void take_back(const HelloMsg& hello);
   /// Whether the control connection (not the data plane) decides `rank`'s loss.
   [[nodiscard]] bool control_decides(int rank) const;
@@ -223,6 +245,12 @@ typename Inspector::result_type inspect(Inspector& f, NodePublishMsg& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, NodeRejoinedMsg&) {
   return f(caf::meta::type_name("troupe::NodeRejoinedMsg"));
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, NodeGateRefusalMsg& x) {
+  return f(caf::meta::type_name("troupe::NodeGateRefusalMsg"), x.address, x.claimed_rank, x.pid, x.other_token,
+           x.other_spec, x.spec_fingerprint, x.why);
 }
 
 template <class Inspector>

@@ -30,6 +30,9 @@ struct NodeRejoinedMsg;
 struct NodePublishMsg;
 struct NodeSayFarewellMsg;
 
+// From its ControlPlaneGate (net/bootstrap/node_actor.hpp).
+struct NodeGateRefusalMsg;
+
 /// A task's node actor (NodeActor): hellos, lookups and farewells of the
 /// other tasks, its edge's calls and timers, and the data plane's verdicts
 /// (it registers as a link receiver). Other tasks' node actors arrive as
@@ -40,6 +43,6 @@ using NodeActorHandle = caf::typed_actor<
   caf::replies_to<NodeAwaitMsg>::with<std::vector<HelloMsg>>, caf::reacts_to<NodeDeadlineMsg>,
   caf::reacts_to<NodeProgressMsg>, caf::replies_to<NodeDoomedMsg>::with<std::string>, caf::reacts_to<NodeWatchMsg>,
   caf::reacts_to<NodeRejoinedMsg>, caf::reacts_to<NodePublishMsg>, caf::replies_to<NodeSayFarewellMsg>::with<bool>,
-  caf::reacts_to<LinkFrameMsg>, caf::reacts_to<PeerLostMsg>>;
+  caf::reacts_to<NodeGateRefusalMsg>, caf::reacts_to<LinkFrameMsg>, caf::reacts_to<PeerLostMsg>>;
 
 } // namespace troupe::internal

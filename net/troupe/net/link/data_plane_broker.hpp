@@ -32,8 +32,9 @@ struct DataPlaneSetup {
   /// the control plane's news, for bytes still in flight).
   caf::timespan peer_timeout = std::chrono::seconds(4);
   caf::timespan hint_grace = std::chrono::milliseconds(500);
-  /// An accepted connection that has not said hello after this is closed.
-  caf::timespan hello_timeout = std::chrono::seconds(120);
+  /// An accepted connection that has not completed troupe's handshake after
+  /// this is closed (TROUPE_HANDSHAKE_TIMEOUT_SECONDS).
+  caf::timespan hello_timeout = std::chrono::seconds(10);
 };
 
 /// The bulk data plane of one cluster process: a CAF io broker that owns one
@@ -85,6 +86,7 @@ private:
     /// An accepted connection's handshake, until it completes.
     std::unique_ptr<auth::AcceptorHandshake> auth;
     bool awaiting_proof = false; ///< the handshake read the hello and sent its challenge
+    std::vector<char> opening;   ///< the hello's first bytes, checked before the rest is read
     bool in_payload = false;  ///< reading the payload of `header`
     FrameHeader header;
     uint64_t serial = 0;      ///< tells a reused socket number from this connection
