@@ -2,7 +2,10 @@
 // loopback TCP, against raw TCP between the same processes measured in the
 // same run.
 //
-//   allreduce_cluster [--quick] [--ranks 2,4] [--sizes 4K,64K,1M,16M,64M] [--launcher PATH]
+//   allreduce_cluster [--quick] [--ranks 2,4] [--sizes 4K,64K,1M,16M,64M] [--tls] [--launcher PATH]
+//
+// With --tls every ranks value runs twice, in clear and with TROUPE_TLS=1
+// (troupe-launch --tls), and the driver ends with TLS's cost per size.
 //
 // Started without TF_CONFIG it is the driver: for each ranks value it runs
 // `troupe-launch --workers R -- allreduce_cluster --worker ...` and passes on
@@ -22,6 +25,7 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -56,6 +60,7 @@ using troupe::bench::seconds_between;
 struct Options {
   bool quick = false;
   bool worker = false;
+  bool tls = false; ///< also run every ranks value under TLS and compare
   std::vector<int> ranks{2, 4};
   std::vector<std::size_t> sizes{std::size_t{4} << 10, std::size_t{64} << 10, std::size_t{1} << 20,
                                  std::size_t{16} << 20, std::size_t{64} << 20};
@@ -73,6 +78,9 @@ Options parse(int argc, char** argv) {
   app.add_flag("--quick", opts.quick,
                "a smoke test: fewer sizes and iterations (seconds, not a measurement)");
   app.add_flag("--worker", opts.worker, "one worker process (the driver passes it)");
+  app.add_flag("--tls", opts.tls,
+               "run every ranks value in clear and with TROUPE_TLS=1 (troupe-launch --tls), and "
+               "print TLS's cost per size");
   app.add_option("--ranks", opts.ranks, "worker process counts (default 2,4)")
     ->delimiter(',')
     ->check(CLI::Range(2, 64));
@@ -329,8 +337,9 @@ std::string format_cluster_row(int ranks, std::size_t bytes, double median_s, do
   const double algbw = median_s > 0 ? static_cast<double>(bytes) / median_s : 0;
   const double busbw = algbw * troupe::bench::all_reduce_busbw_factor(ranks);
   char buf[256];
-  std::snprintf(buf, sizeof buf, "ROW,troupe,tcp-loopback,%d,%zu,%.1f,%.3f,%.3f,%.3f,%.3f", ranks,
-                bytes, median_s * 1e6, algbw / 1e9, busbw / 1e9, limit_bps / 1e9,
+  std::snprintf(buf, sizeof buf, "ROW,troupe,%s,%d,%zu,%.1f,%.3f,%.3f,%.3f,%.3f",
+                troupe::knobs().tls ? "tcp-loopback-tls" : "tcp-loopback", ranks, bytes, median_s * 1e6,
+                algbw / 1e9, busbw / 1e9, limit_bps / 1e9,
                 limit_bps > 0 ? busbw / limit_bps : 0);
   return buf;
 }
@@ -468,17 +477,15 @@ std::string join_sizes(const std::vector<std::size_t>& sizes) {
 // Runs one cluster of `ranks` workers; forwards rank 0's stdout lines without
 // their "[worker:0] " prefix and drops the other ranks' stdout (their stderr,
 // where errors go, passes through unchanged). Returns the launcher's exit status.
-int launch(const Options& opts, int ranks, const std::string& self) {
-  std::vector<std::string> args{opts.launcher,
-                                "--workers",
-                                std::to_string(ranks),
-                                "--timeout-seconds",
-                                std::to_string(timeout_seconds),
-                                "--",
-                                self,
-                                "--worker",
-                                "--sizes",
-                                join_sizes(opts.sizes)};
+// `medians` gets each ROW's median (us) by size.
+int launch(const Options& opts, int ranks, bool tls, const std::string& self, std::map<std::size_t, double>& medians) {
+  std::vector<std::string> args{opts.launcher, "--workers", std::to_string(ranks), "--timeout-seconds",
+                                std::to_string(timeout_seconds)};
+  if (tls)
+    args.emplace_back("--tls");
+  for (std::string arg : {std::string("--"), self, std::string("--worker"), std::string("--sizes")})
+    args.push_back(arg);
+  args.push_back(join_sizes(opts.sizes));
   if (opts.quick)
     args.emplace_back("--quick");
   const auto child = troupe::bench::spawn_piped(args, false, "build the troupe-launch target or pass --launcher PATH");
@@ -493,6 +500,16 @@ int launch(const Options& opts, int ranks, const std::string& self) {
   std::size_t cap = 0;
   for (ssize_t n; (n = ::getline(&line, &cap, in)) >= 0;) {
     const std::string_view text(line, static_cast<std::size_t>(n));
+    if (text.starts_with(chief + "ROW,")) {
+      // ROW,troupe,transport,ranks,bytes,median_us,...
+      std::istringstream fields{std::string(text.substr(chief.size()))};
+      std::string field;
+      std::vector<std::string> row;
+      while (std::getline(fields, field, ','))
+        row.push_back(field);
+      if (row.size() > 5)
+        medians[std::stoull(row[4])] = std::stod(row[5]);
+    }
     if (text.starts_with(chief))
       std::cout << text.substr(chief.size());
     else if (!text.starts_with("["))
@@ -510,18 +527,34 @@ int run_driver(const Options& opts, const char* argv0) {
   std::cout << "# allreduce_cluster: MultiWorkerMirroredStrategy all_reduce (SUM, float32) across\n"
             << "#   processes on 127.0.0.1, each started by " << opts.launcher << "\n";
   std::cout.flush();
+  std::vector<std::string> costs;
   for (int ranks : opts.ranks) {
-    std::cout << "# --- " << ranks << " workers\n";
-    std::cout.flush();
-    const int status = launch(opts, ranks, self);
-    if (status != 0) {
-      std::cerr << "allreduce_cluster: the " << ranks
-                << "-worker run failed: troupe-launch exited with " << status
-                << (status == 124 ? " (the " + std::to_string(timeout_seconds) + " s timeout)" : "")
-                << "; its messages above name the failed task\n";
-      return 1;
+    std::map<std::size_t, double> medians[2];
+    for (bool tls : opts.tls ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+      std::cout << "# --- " << ranks << " workers" << (tls ? ", TLS (TROUPE_TLS=1)" : "") << "\n";
+      std::cout.flush();
+      const int status = launch(opts, ranks, tls, self, medians[tls ? 1 : 0]);
+      if (status != 0) {
+        std::cerr << "allreduce_cluster: the " << ranks << "-worker run" << (tls ? " under TLS" : "")
+                  << " failed: troupe-launch exited with " << status
+                  << (status == 124 ? " (the " + std::to_string(timeout_seconds) + " s timeout)" : "")
+                  << "; its messages above name the failed task\n";
+        return 1;
+      }
+    }
+    for (const auto& [bytes, clear_us] : medians[0]) {
+      auto tls = medians[1].find(bytes);
+      if (tls == medians[1].end() || clear_us <= 0)
+        continue;
+      char line[200];
+      std::snprintf(line, sizeof line, "# TLS cost, %d workers, %s: %.1f us in clear, %.1f us under TLS (x%.2f)",
+                    ranks, troupe::bench::human_bytes(bytes).c_str(), clear_us, tls->second,
+                    tls->second / clear_us);
+      costs.push_back(line);
     }
   }
+  for (const auto& line : costs)
+    std::cout << line << "\n";
   std::printf("# total %.1f s\n", seconds_between(wall0, Clock::now()));
   return 0;
 }

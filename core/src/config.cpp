@@ -59,7 +59,7 @@ struct KnobDef {
   void (*apply)(Knobs& knobs, const char* env, std::string_view value);
 };
 
-const std::array<KnobDef, 19> knob_defs{{
+const std::array<KnobDef, 20> knob_defs{{
   {{"TROUPE_LOG", "warning",
     "Log level: error, warning, info or debug (case-insensitive)."},
    [](Knobs& k, const char* env, std::string_view v) { k.log_level = parse_level(env, v); }},
@@ -138,6 +138,14 @@ const std::array<KnobDef, 19> knob_defs{{
     "handshake; then it is closed and logged with its address (> 0)."},
    [](Knobs& k, const char* env, std::string_view v) {
      k.handshake_timeout_seconds = parse_positive_seconds(env, v);
+   }},
+  {{"TROUPE_TLS", "0",
+    "1 encrypts both planes of a cluster task with TLS 1.3, keyed by TROUPE_CLUSTER_TOKEN "
+    "(no certificates); every task must set it alike. 0 sends them in clear."},
+   [](Knobs& k, const char* env, std::string_view v) {
+     if (v != "0" && v != "1")
+       reject(env, v, "0 or 1");
+     k.tls = v == "1";
    }},
   {{"TROUPE_RING_CHUNK_KIB", "1024",
     "KiB per data-plane frame of a cross-worker ring all-reduce (>= 1): smaller chunks pipeline "

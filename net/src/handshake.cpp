@@ -7,7 +7,7 @@ bool Handshake::admits_restart(const PeerClaim& claim, const std::optional<RankH
   // member joined, and only in place of a process that is gone.
   if (!formed || !holder || !holder->gone || restartable_job_.empty() || claim.task.empty())
     return false;
-  if (!claim.key_proven || !claim.spec_fingerprint || *claim.spec_fingerprint != spec_fingerprint_)
+  if (!claim.key_proven || claim.tls_differs || !claim.spec_fingerprint || *claim.spec_fingerprint != spec_fingerprint_)
     return false;
   const bool in_range = claim.rank >= 0 && static_cast<size_t>(claim.rank) < task_names_.size();
   return in_range && claim.rank != rank_ && task_names_[static_cast<size_t>(claim.rank)] == claim.task
@@ -23,6 +23,8 @@ std::string Handshake::refusal(const PeerClaim& claim, const std::optional<RankH
   if (!claim.key_proven)
     return "its cluster token differs from task " + me
            + "'s (every task of a cluster must have the same TROUPE_CLUSTER_TOKEN)";
+  if (claim.tls_differs)
+    return "its TROUPE_TLS differs from task " + me + "'s (set TROUPE_TLS alike on every task)";
   if (claim.spec_fingerprint && *claim.spec_fingerprint != spec_fingerprint_)
     return "its cluster spec differs from task " + me + "'s (every task must get the same TF_CONFIG \"cluster\")";
   const bool names_match = claim.task.empty() || (in_range && task_names_[static_cast<size_t>(claim.rank)] == claim.task);
@@ -49,7 +51,7 @@ std::string Handshake::refusal(const PeerClaim& claim, const std::optional<RankH
 }
 
 bool Handshake::of_other_cluster(const PeerClaim& claim) const {
-  return !claim.key_proven || (claim.spec_fingerprint && *claim.spec_fingerprint != spec_fingerprint_);
+  return !claim.key_proven || claim.tls_differs || (claim.spec_fingerprint && *claim.spec_fingerprint != spec_fingerprint_);
 }
 
 bool Handshake::dooms_the_cluster(const PeerClaim& claim, const std::optional<RankHolder>& holder) const {

@@ -135,12 +135,17 @@ private:
 
 } // namespace
 
-TEST_CASE("every collective agrees across 2 and 4 worker processes", "[cluster]") {
+TEST_CASE("every collective agrees across 2 and 4 worker processes, in clear and under TLS", "[cluster]") {
   const auto [workers, replicas] = GENERATE(std::pair{2, 1}, std::pair{4, 1}, std::pair{2, 2});
-  CAPTURE(workers, replicas);
-  auto r = run_launcher({"--workers", std::to_string(workers), "--timeout-seconds", "100", "--", probe, "collectives",
-                         "--replicas", std::to_string(replicas)},
-                        {{"TROUPE_RING_CHUNK_KIB", "64"}}, std::chrono::seconds(110));
+  const bool tls = GENERATE(false, true);
+  CAPTURE(workers, replicas, tls);
+  std::vector<std::string> args{"--workers", std::to_string(workers), "--timeout-seconds", "100"};
+  if (tls)
+    args.push_back("--tls");
+  for (std::string arg : {"--", probe.c_str(), "collectives", "--replicas"})
+    args.push_back(arg);
+  args.push_back(std::to_string(replicas));
+  auto r = run_launcher(args, {{"TROUPE_RING_CHUNK_KIB", "64"}}, std::chrono::seconds(110));
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   auto lines = probe_lines(r.out);
@@ -557,6 +562,25 @@ TEST_CASE("strangers at the ports of a running job are refused and logged, and t
                          && Contains("claims rank 1 but cannot prove the cluster token"));
   // Nobody was blamed.
   CHECK_THAT(w0.err() + w1.err(), !Contains("lost") && !Contains("froze"));
+}
+
+TEST_CASE("a process without TLS in a cluster under TLS is refused, and both fail at once naming TROUPE_TLS",
+          "[cluster][tls]") {
+  const auto workers = loopback_addresses(free_ports(2));
+  TestProcess tls({probe, "join"}, {{"TF_CONFIG", worker_tf_config(workers, 0)},
+                                    {"TROUPE_TLS", "1"},
+                                    {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "60"}});
+  TestProcess plain({probe, "join"}, {{"TF_CONFIG", worker_tf_config(workers, 1)},
+                                      {"TROUPE_TLS", "0"},
+                                      {"TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "60"}});
+  REQUIRE(plain.wait(std::chrono::seconds(20)));
+  REQUIRE(tls.wait(std::chrono::seconds(20)));
+  INFO(plain.out() << plain.err() << tls.out() << tls.err());
+  CHECK(plain.exit_code() == 3);
+  CHECK_THAT(plain.out(), Contains("task worker:0 refused this process: its TROUPE_TLS differs"));
+  CHECK(tls.exit_code() == 3);
+  CHECK_THAT(tls.out(), Contains("refused the process presenting itself as \"worker:1\" (pid "
+                                 + std::to_string(plain.pid()) + "), which it was waiting for: its TROUPE_TLS differs"));
 }
 
 TEST_CASE("a process whose TF_CONFIG cluster differs is refused and named", "[cluster]") {

@@ -224,3 +224,16 @@ TEST_CASE("the control port's gate holds a bounded number of connections in the 
   pollfd p{idle1.fd(), POLLIN, 0};
   CHECK(::poll(&p, 1, 0) == 0);
 }
+
+TEST_CASE("the control port's gate refuses a dialer whose TROUPE_TLS differs, telling both sides", "[net][gate]") {
+  Outcomes outcomes;
+  auto gate = open_gate(outcomes);
+  Connection tls_dialer(gate->port());
+  const auto end = auth::dial_handshake(tls_dialer.fd(), Clock::now() + 10s, key_of("right"),
+                                        auth::Purpose::control_plane, spec, 1, gate_rank, 4242, /*tls=*/true);
+  CHECK(end.end == auth::DialEnd::other_tls);
+  CHECK_THAT(end.why, Contains("TROUPE_TLS differs"));
+  REQUIRE(outcomes.wait([&] { return outcomes.refused.size() == 1; }));
+  CHECK(outcomes.refused[0].other_tls);
+  CHECK(outcomes.admitted.empty());
+}

@@ -21,6 +21,7 @@
 
 #include <troupe/core/caf_types.hpp>
 #include <troupe/net/link/data_plane_broker.hpp>
+#include <troupe/net/tls/tls_session.hpp>
 
 #include "support/capture_stderr.hpp"
 #include "support/free_ports.hpp"
@@ -539,4 +540,71 @@ TEST_CASE("a configured data port is the port the data plane listens on", "[net]
   FakePeer peer(b.port);
   peer.send_hello(1);
   b.await_connected();
+}
+
+// -- TROUPE_TLS=1 ---------------------------------------------------------------
+
+namespace {
+
+DataPlaneSetup tls_setup_of(int rank, const std::string& token = "secret") {
+  auto setup = setup_of(rank);
+  setup.tls = TlsContext::make(auth::derive_key(token, auth::Purpose::tls));
+  return setup;
+}
+
+} // namespace
+
+TEST_CASE("under TLS two data-plane brokers connect and carry frames both ways", "[net][data_plane][tls]") {
+  Broker task0(tls_setup_of(0));
+  Broker task1(tls_setup_of(1));
+  // Task 1 dials task 0: TLS from the first byte, troupe's handshake inside it.
+  task1.await_connected({DataPlanePeer{0, "127.0.0.1", task0.port}});
+  task0.await_connected();
+  auto payload = std::make_shared<std::vector<std::byte>>(100000);
+  for (std::size_t i = 0; i < payload->size(); ++i)
+    (*payload)[i] = static_cast<std::byte>(i * 7);
+  auto header = data_frame(3);
+  header.size = static_cast<uint32_t>(payload->size());
+  const FrameBytes bytes{payload, payload->data(), payload->size()};
+  (*task1.self)->send(task1.broker, LinkSendMsg{0, header, bytes});
+  (*task0.self)->send(task0.broker, LinkSendMsg{1, header, bytes});
+  for (auto* b : {&task0, &task1}) {
+    auto heard = b->next(10s);
+    REQUIRE(heard.frame);
+    CHECK(heard.frame->header.seq == 3);
+    const auto got = heard.frame->bytes.span();
+    CHECK(std::vector<std::byte>(got.begin(), got.end()) == *payload);
+  }
+}
+
+TEST_CASE("a TLS data port refuses a dialer in clear and one with another token", "[net][data_plane][tls]") {
+  Broker b(tls_setup_of(0));
+  {
+    // troupe's handshake in clear is no TLS hello: the broker closes it.
+    FakePeer plain(b.port);
+    CHECK_THAT(plain.handshake(1), Catch::Contains("it refused this process's handshake, or is not a troupe task"));
+  }
+  {
+    // The right troupe key but TLS keyed by another token: no TLS session.
+    FakePeer other(b.port);
+    const auto context = TlsContext::make(auth::derive_key("another", auth::Purpose::tls));
+    std::string why;
+    SSL* ssl = tls_connect(*context, other.fd(), std::chrono::steady_clock::now() + 10s, why);
+    TlsHandoff owner(ssl);
+    CHECK(ssl == nullptr);
+    CHECK_THAT(why, Catch::Contains("TLS handshake failed"));
+  }
+  {
+    // The right token: TLS, then troupe's handshake inside it, takes rank 1.
+    FakePeer task1(b.port);
+    const auto context = TlsContext::make(auth::derive_key("secret", auth::Purpose::tls));
+    std::string why;
+    SSL* ssl = tls_connect(*context, task1.fd(), std::chrono::steady_clock::now() + 10s, why);
+    TlsHandoff owner(ssl);
+    REQUIRE(ssl != nullptr);
+    const auto end = auth::dial_handshake(tls_transfer(ssl, task1.fd()), std::chrono::steady_clock::now() + 10s,
+                                          test_key(), auth::Purpose::data_plane, 0, 1, 0, 4242, true);
+    CHECK(end.why == "");
+    b.await_connected();
+  }
 }

@@ -29,6 +29,7 @@ TEST_CASE("troupe-launch options default to 2 workers on 127.0.0.1 with a 10 s g
   CHECK(opts.ps == 0);
   CHECK_FALSE(opts.chief);
   CHECK_FALSE(opts.evaluator);
+  CHECK_FALSE(opts.tls);
   CHECK(opts.host == "127.0.0.1");
   CHECK(opts.grace_seconds == 10);
   CHECK(opts.timeout_seconds == 0);
@@ -39,10 +40,11 @@ TEST_CASE("troupe-launch options default to 2 workers on 127.0.0.1 with a 10 s g
 
 TEST_CASE("troupe-launch options stop at the program and leave its arguments alone", "[launch]") {
   const Options opts =
-    parse_options({"--workers", "3", "--ps=1", "--chief", "prog", "--workers", "7", "--", "x"});
+    parse_options({"--workers", "3", "--ps=1", "--chief", "--tls", "prog", "--workers", "7", "--", "x"});
   CHECK(opts.workers == 3);
   CHECK(opts.ps == 1);
   CHECK(opts.chief);
+  CHECK(opts.tls);
   CHECK(opts.program == std::vector<std::string>{"prog", "--workers", "7", "--", "x"});
 
   const Options after_dashes = parse_options({"--grace-seconds", "0.5", "--", "-prog", "--help"});

@@ -59,6 +59,8 @@ int run_local(const Options& opts) {
                                        std::string(cluster_token_variable) + "=" + token};
     if (auto it = gpus.find(task.name()); it != gpus.end())
       variables.push_back("CUDA_VISIBLE_DEVICES=" + it->second);
+    if (opts.tls)
+      variables.push_back("TROUPE_TLS=1");
     launches.push_back({task, make_environment(variables)});
   }
 

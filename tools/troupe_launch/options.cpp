@@ -90,6 +90,8 @@ std::string usage() {
          "  --chief               one chief task besides the workers (TF's chief/worker layout)\n"
          "  --evaluator           one evaluator task; as in TF it is not part of the cluster\n"
          "  --host H              this machine's address for the tasks (default 127.0.0.1)\n"
+         "  --tls                 encrypt both planes of every task: TROUPE_TLS=1, TLS 1.3 keyed by\n"
+         "                        the run's fresh TROUPE_CLUSTER_TOKEN (no certificates needed)\n"
          "  --grace-seconds S     after the first task fails, how long the others get to finish\n"
          "                        before SIGTERM, then SIGKILL 2 s later (default 10)\n"
          "  --timeout-seconds T   whole-cluster deadline: then kill every task and exit 124\n"
@@ -134,6 +136,7 @@ Options parse_options(const std::vector<std::string>& args) {
   add_number(app, "--ps", opts.ps, 0, 4096, "a whole number of parameter servers from 0 to 4096");
   add_flag(app, "--chief", opts.chief);
   add_flag(app, "--evaluator", opts.evaluator);
+  add_flag(app, "--tls", opts.tls);
   app
     .add_option_function<std::string>(
       "--host",

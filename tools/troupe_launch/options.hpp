@@ -12,6 +12,7 @@ struct Options {
   int ps = 0;                     ///< parameter servers; > 0 implies `chief` (the coordinator)
   bool chief = false;             ///< one "chief" task besides the workers (TF's layout)
   bool evaluator = false;         ///< one "evaluator" task, outside the cluster as in TF
+  bool tls = false;               ///< TROUPE_TLS=1 for every task (TLS keyed by the run's token)
   std::string host = "127.0.0.1"; ///< where the tasks listen; must be this machine
   double grace_seconds = 10;      ///< after the first failure, before SIGTERM
   double timeout_seconds = 0;     ///< whole-cluster deadline; 0: none

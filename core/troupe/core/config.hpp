@@ -33,6 +33,7 @@ struct Knobs {
   std::string cluster_token;              ///< TROUPE_CLUSTER_TOKEN
   bool allow_unauthenticated;             ///< TROUPE_ALLOW_UNAUTHENTICATED
   double handshake_timeout_seconds;       ///< TROUPE_HANDSHAKE_TIMEOUT_SECONDS
+  bool tls;                               ///< TROUPE_TLS
   std::size_t ring_chunk_bytes;           ///< TROUPE_RING_CHUNK_KIB (in KiB)
   std::size_t halving_doubling_max_bytes; ///< TROUPE_HALVING_DOUBLING_MAX_KIB (in KiB)
   std::string scheduler_policy;           ///< TROUPE_SCHEDULER_POLICY

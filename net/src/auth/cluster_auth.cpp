@@ -55,7 +55,9 @@ std::vector<uint8_t> hkdf_sha256(std::span<const uint8_t> input_key, std::span<c
 }
 
 Key derive_key(std::string_view cluster_token, Purpose purpose) {
-  const std::string_view info = purpose == Purpose::control_plane ? "troupe control plane auth" : "troupe data plane auth";
+  const std::string_view info = purpose == Purpose::control_plane ? "troupe control plane auth"
+                                : purpose == Purpose::data_plane  ? "troupe data plane auth"
+                                                                  : "troupe tls psk";
   const auto derived = hkdf_sha256(bytes_of(cluster_token), bytes_of("troupe v1"), bytes_of(info), key_bytes);
   Key key;
   std::copy(derived.begin(), derived.end(), key.begin());

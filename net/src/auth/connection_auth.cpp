@@ -24,6 +24,7 @@ const char* purpose_name(uint8_t purpose) {
   switch (static_cast<Purpose>(purpose)) {
     case Purpose::control_plane: return "control";
     case Purpose::data_plane: return "data";
+    case Purpose::tls: return "tls";
   }
   return "unknown";
 }
@@ -59,8 +60,14 @@ std::string transfer(int fd, void* data, std::size_t n, bool reading, Clock::tim
 
 } // namespace
 
-AcceptorHandshake::AcceptorHandshake(const Key& key, Purpose purpose, uint64_t spec_fingerprint, int rank)
-  : key_(key), purpose_(purpose) {
+HandshakeTransfer socket_transfer(int fd) {
+  return [fd](void* data, std::size_t n, bool reading, Clock::time_point deadline) {
+    return transfer(fd, data, n, reading, deadline);
+  };
+}
+
+AcceptorHandshake::AcceptorHandshake(const Key& key, Purpose purpose, uint64_t spec_fingerprint, int rank, bool tls)
+  : key_(key), purpose_(purpose), tls_(tls) {
   transcript_.spec_fingerprint = spec_fingerprint;
   transcript_.acceptor_rank = rank;
   transcript_.acceptor_nonce = fresh_nonce();
@@ -102,6 +109,10 @@ std::string AcceptorHandshake::on_hello(std::span<const char> bytes) {
   if (hello.acceptor_rank != transcript_.acceptor_rank)
     return refuse(HelloRefusal::rank, "it meant to reach rank " + std::to_string(hello.acceptor_rank)
                                         + ", and this task is rank " + std::to_string(transcript_.acceptor_rank));
+  if (((hello.flags & hello_flag_tls) != 0) != tls_)
+    return refuse(HelloRefusal::tls, std::string("it runs ") + (tls_ ? "without" : "with")
+                                       + " TROUPE_TLS=1 and this task " + (tls_ ? "with" : "without")
+                                       + " (set it alike on every task)");
   if (hello.spec_fingerprint != transcript_.spec_fingerprint)
     return refuse(HelloRefusal::spec, "its cluster spec differs from this task's (every task must get the same "
                                       "TF_CONFIG \"cluster\")");
@@ -143,12 +154,13 @@ std::string describe(HelloRefusal refusal) {
     case HelloRefusal::rank: return "it is another task than the one this process meant to reach";
     case HelloRefusal::spec:
       return "its cluster spec differs (every task must get the same TF_CONFIG \"cluster\")";
+    case HelloRefusal::tls: return "its TROUPE_TLS differs from this process's (set it alike on every task)";
   }
   return "it refused for an unknown reason " + std::to_string(static_cast<uint32_t>(refusal));
 }
 
-DialOutcome dial_handshake(int fd, Clock::time_point deadline, const Key& key, Purpose purpose,
-                           uint64_t spec_fingerprint, int rank, int peer_rank, int pid) {
+DialOutcome dial_handshake(const HandshakeTransfer& transfer, Clock::time_point deadline, const Key& key,
+                           Purpose purpose, uint64_t spec_fingerprint, int rank, int peer_rank, int pid, bool tls) {
   Transcript transcript;
   transcript.spec_fingerprint = spec_fingerprint;
   transcript.dialer_rank = rank;
@@ -159,28 +171,31 @@ DialOutcome dial_handshake(int fd, Clock::time_point deadline, const Key& key, P
   hello.dialer_rank = rank;
   hello.acceptor_rank = peer_rank;
   hello.dialer_pid = pid;
+  hello.flags = tls ? hello_flag_tls : 0;
   hello.spec_fingerprint = spec_fingerprint;
   hello.nonce = transcript.dialer_nonce;
-  if (auto why = transfer(fd, &hello, sizeof hello, false, deadline); !why.empty())
+  if (auto why = transfer(&hello, sizeof hello, false, deadline); !why.empty())
     return {DialEnd::unreachable, why};
   AcceptorChallenge challenge;
-  if (auto why = transfer(fd, &challenge, sizeof challenge, true, deadline); !why.empty())
+  if (auto why = transfer(&challenge, sizeof challenge, true, deadline); !why.empty())
     return {DialEnd::unreachable, why + " (it refused this process's handshake, or is not a troupe task)"};
   if (challenge.magic != challenge_magic)
     return {DialEnd::unreachable, "it is not a troupe task (its answer does not fit troupe's handshake)"};
   // Refusals carry no proof: they are what the peer says.
   if (const auto refusal = static_cast<HelloRefusal>(challenge.refusal); refusal != HelloRefusal::none)
-    return {refusal == HelloRefusal::spec ? DialEnd::other_spec : DialEnd::refused,
+    return {refusal == HelloRefusal::spec  ? DialEnd::other_spec
+            : refusal == HelloRefusal::tls ? DialEnd::other_tls
+                                           : DialEnd::refused,
             "it refused this process: " + describe(refusal)};
   if (challenge.acceptor_rank != peer_rank)
     return {DialEnd::refused, "it is not the troupe task of rank " + std::to_string(peer_rank) + " but rank "
                                 + std::to_string(challenge.acceptor_rank)};
   transcript.acceptor_nonce = challenge.nonce;
   Mac proof = prove(key, Role::dialer, transcript);
-  if (auto why = transfer(fd, proof.data(), proof.size(), false, deadline); !why.empty())
+  if (auto why = transfer(proof.data(), proof.size(), false, deadline); !why.empty())
     return {DialEnd::unreachable, why};
   AcceptorVerdict verdict;
-  if (auto why = transfer(fd, &verdict, sizeof verdict, true, deadline); !why.empty())
+  if (auto why = transfer(&verdict, sizeof verdict, true, deadline); !why.empty())
     return {DialEnd::unreachable, why};
   switch (static_cast<Verdict>(verdict.verdict)) {
     case Verdict::accepted: break;

@@ -20,6 +20,7 @@
 #include <troupe/net/auth/cluster_auth.hpp>
 #include <troupe/net/auth/token_policy.hpp>
 #include <troupe/net/link/data_plane_broker.hpp>
+#include <troupe/net/tls/tls_scribe.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/log.hpp>
@@ -57,10 +58,11 @@ caf::timespan timespan_of(double seconds) {
 
 // The data plane of task `rank`: which port, and when a peer or a connection counts as gone.
 DataPlaneSetup data_plane_setup(int rank, const std::vector<std::string>& task_names, uint16_t task_port,
-                                const std::string& bind_host) {
+                                const std::string& bind_host, std::shared_ptr<TlsContext> tls) {
   const auto& me = task_names[static_cast<size_t>(rank)];
   const auto& k = knobs();
   DataPlaneSetup setup;
+  setup.tls = tls;
   setup.rank = rank;
   setup.task_names = task_names;
   setup.key = auth::derive_key(k.cluster_token, auth::Purpose::data_plane);
@@ -153,6 +155,9 @@ void ClusterNode::join() {
   const auto my_address = parse_task_address(addresses[static_cast<size_t>(member_index_)]);
   const auto bind_host = bind_host_of(my_address.host);
   caf::scoped_actor self{system_};
+  // TROUPE_TLS=1: one context (its key from the token) for every connection of both planes.
+  const auto tls = k.tls ? TlsContext::make(auth::derive_key(k.cluster_token, auth::Purpose::tls))
+                         : std::shared_ptr<TlsContext>{};
 
   // 1. The data plane (chief and workers) listens on a free port of the
   //    task's interface (or the task's port + TROUPE_DATA_PORT_OFFSET).
@@ -160,7 +165,7 @@ void ClusterNode::join() {
   std::string error;
   if (participates()) {
     caf::actor_config cfg{&system_.middleman().backend()};
-    auto setup = data_plane_setup(rank_, task_names_, my_address.port, bind_host);
+    auto setup = data_plane_setup(rank_, task_names_, my_address.port, bind_host, tls);
     setup.spec_fingerprint = spec.fingerprint();
     data_plane_ = system_.spawn_class<DataPlaneBroker, caf::no_spawn_options>(cfg, std::move(setup));
     self->request(data_plane_, std::chrono::seconds(10), DataPlanePortMsg{})
@@ -194,16 +199,30 @@ void ClusterNode::join() {
     gate.key = control_key;
     gate.spec_fingerprint = spec.fingerprint();
     gate.rank = member_index_;
+    gate.tls = tls != nullptr;
     gate.handshake_timeout =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::duration<double>(k.handshake_timeout_seconds));
     auto basp = system_.middleman().named_broker<caf::io::basp_broker>(caf::atom("BASP"));
-    gate.admit = [this, basp, node = caf::actor_cast<caf::strong_actor_ptr>(node_), port = my_address.port](int fd) {
-      auto scribe = system_.middleman().backend().new_scribe(fd);
+    gate.admit = [this, basp, tls, node = caf::actor_cast<caf::strong_actor_ptr>(node_),
+                  port = my_address.port](int fd) {
+      caf::io::scribe_ptr scribe;
+      if (!tls) {
+        scribe = system_.middleman().backend().new_scribe(fd);
+      } else {
+        try { // TLS from here on: the client's hello follows troupe's handshake
+          scribe = caf::make_counted<TlsScribe>(default_multiplexer_of(system_.middleman().backend()), fd, tls,
+                                                TlsSession::Role::server);
+        } catch (const std::exception& e) {
+          TROUPE_LOG(error, "net") << e.what();
+          ::close(fd);
+          return;
+        }
+      }
       caf::anon_send(basp, caf::publish_atom_v, std::move(scribe), port, node, std::set<std::string>{});
     };
     gate.refused = [node = node_](const GateRefusal& r) {
       caf::anon_send(node, NodeGateRefusalMsg{r.address, r.claimed_rank, r.pid, r.other_token, r.other_spec,
-                                              r.spec_fingerprint, r.why});
+                                              r.other_tls, r.spec_fingerprint, r.why});
     };
     std::string why;
     gate_ = ControlPlaneGate::open(std::move(gate), why);
@@ -213,7 +232,7 @@ void ClusterNode::join() {
                                         + "; is another process using that port (a second process started as task "
                                         + me + "?), or is the address not this host's?");
   }
-  const NodeDialer dialer{control_key, spec.fingerprint(), member_index_, static_cast<int>(::getpid())};
+  const NodeDialer dialer{control_key, spec.fingerprint(), member_index_, static_cast<int>(::getpid()), tls};
 
   // 3. Reach every member of lower index, retrying while it starts. When
   //    the first one answers that the cluster formed and took this process

@@ -159,9 +159,14 @@ void ControlPlaneGate::run() {
           return why; // not troupe's handshake: nothing to answer
         p.out = p.handshake.challenge(); // the refusal, so that the dialer learns why
         p.close_after = true;
-        p.report = GateRefusal{p.address, p.handshake.dialer_rank(), p.handshake.dialer_pid(), false,
+        p.report = GateRefusal{p.address,
+                               p.handshake.dialer_rank(),
+                               p.handshake.dialer_pid(),
+                               false,
                                p.handshake.refusal() == auth::HelloRefusal::spec,
-                               p.handshake.dialer_spec_fingerprint(), why};
+                               p.handshake.refusal() == auth::HelloRefusal::tls,
+                               p.handshake.dialer_spec_fingerprint(),
+                               why};
         return {};
       }
       p.out = p.handshake.challenge();
@@ -172,7 +177,7 @@ void ControlPlaneGate::run() {
     if (!p.handshake.on_proof(p.in)) {
       p.out = p.handshake.verdict(auth::Verdict::wrong_key);
       p.close_after = true;
-      p.report = GateRefusal{p.address, p.handshake.dialer_rank(), p.handshake.dialer_pid(), true, false,
+      p.report = GateRefusal{p.address, p.handshake.dialer_rank(), p.handshake.dialer_pid(), true, false, false,
                              p.handshake.dialer_spec_fingerprint(), "it cannot prove the cluster token"};
       return {};
     }
@@ -277,7 +282,7 @@ void ControlPlaneGate::run() {
         try {
           pending.push_back(Pending{fd, address, now + setup_.handshake_timeout,
                                     auth::AcceptorHandshake(setup_.key, auth::Purpose::control_plane,
-                                                            setup_.spec_fingerprint, setup_.rank),
+                                                            setup_.spec_fingerprint, setup_.rank, setup_.tls),
                                     Pending::Step::hello, {}, sizeof(auth::DialerHello), {}, false, false,
                                     std::nullopt});
         } catch (const std::exception& e) { // no nonce from OpenSSL

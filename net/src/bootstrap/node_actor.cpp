@@ -219,13 +219,14 @@ void NodeActor::on_gate_refusal(const NodeGateRefusalMsg& msg) {
   const auto task = in_range ? setup_.task_names[static_cast<size_t>(msg.claimed_rank)]
                              : "rank " + std::to_string(msg.claimed_rank);
   const auto who = "\"" + task + "\" (pid " + std::to_string(msg.pid) + ")";
-  if (!msg.other_token && !msg.other_spec) {
+  if (!msg.other_token && !msg.other_spec && !msg.other_tls) {
     // Not a process of another cluster: a mix-up of ports or builds, told to the dialer.
     TROUPE_LOG(error, "net") << "task " << setup_.me.task << " refused the process presenting itself as " << who
                              << " at " << msg.address << ": " << msg.why;
     return;
   }
-  PeerClaim claim{msg.claimed_rank, in_range ? task : std::string{}, !msg.other_token, msg.spec_fingerprint};
+  PeerClaim claim{msg.claimed_rank, in_range ? task : std::string{}, !msg.other_token, msg.spec_fingerprint,
+                  msg.other_tls};
   if (refuse(claim, who, msg.address).empty()) // unreachable: the gate refused it for its token or spec
     TROUPE_LOG(error, "net") << "task " << setup_.me.task << " refused the process presenting itself as " << who
                              << " at " << msg.address << ": " << msg.why;

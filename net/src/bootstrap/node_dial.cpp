@@ -13,6 +13,7 @@
 #include <troupe/net/auth/connection_auth.hpp>
 #include <troupe/net/bootstrap/node_actor.hpp>
 #include <troupe/net/link/tcp_dial.hpp>
+#include <troupe/net/tls/tls_scribe.hpp>
 
 namespace troupe::internal {
 
@@ -29,7 +30,7 @@ caf::expected<NodeActorHandle> dial_node(caf::actor_system& system, const NodeDi
   auth::DialOutcome proven;
   try {
     proven = auth::dial_handshake(dialed.fd, deadline, me.key, auth::Purpose::control_plane, me.spec_fingerprint,
-                                  me.rank, target.rank, me.pid);
+                                  me.rank, target.rank, me.pid, me.tls != nullptr);
   } catch (const std::exception& e) { // OpenSSL failed: this attempt fails, the caller may try again
     proven = {auth::DialEnd::unreachable, e.what()};
   }
@@ -45,9 +46,12 @@ caf::expected<NodeActorHandle> dial_node(caf::actor_system& system, const NodeDi
         return caf::make_error(NodeActor::other_cluster_refusal,
                                "task " + target.task + " refused this process: its cluster spec differs from task "
                                  + target.task + "'s (every task must get the same TF_CONFIG \"cluster\")");
+      case auth::DialEnd::other_tls:
+        return caf::make_error(NodeActor::other_cluster_refusal,
+                               "task " + target.task + " refused this process: its TROUPE_TLS differs from task "
+                                 + target.task + "'s (set TROUPE_TLS alike on every task)");
       case auth::DialEnd::refused:
-        return caf::make_error(Errc::invalid_argument, "task " + target.task + " at " + at + " refused this process: "
-                                                         + proven.why);
+        return caf::make_error(Errc::invalid_argument, "task " + target.task + " at " + at + ": " + proven.why);
       case auth::DialEnd::impostor:
         return caf::make_error(Errc::invalid_argument, "the process at " + at + " is not task " + target.task + ": "
                                                          + proven.why);
@@ -65,7 +69,18 @@ caf::expected<NodeActorHandle> dial_node(caf::actor_system& system, const NodeDi
   auto& middleman = system.middleman();
   // The middleman made its BASP broker when it started; this finds it.
   auto basp = middleman.named_broker<caf::io::basp_broker>(caf::atom("BASP"));
-  auto scribe = middleman.backend().new_scribe(dialed.fd);
+  caf::io::scribe_ptr scribe;
+  if (me.tls) {
+    try {
+      scribe = caf::make_counted<TlsScribe>(default_multiplexer_of(middleman.backend()), dialed.fd, me.tls,
+                                            TlsSession::Role::client);
+    } catch (const std::exception& e) {
+      ::close(dialed.fd);
+      return caf::make_error(caf::sec::cannot_connect_to_node, e.what());
+    }
+  } else {
+    scribe = middleman.backend().new_scribe(dialed.fd);
+  }
   const auto left = std::max(caf::timespan{std::chrono::milliseconds(1)},
                              std::chrono::duration_cast<caf::timespan>(deadline - Clock::now()));
   caf::scoped_actor self{system};

@@ -14,6 +14,7 @@
 #include <troupe/core/log.hpp>
 #include <troupe/core/type_ids.hpp>
 #include <troupe/net/link/tcp_dial.hpp>
+#include <troupe/net/tls/tls_scribe.hpp>
 
 namespace troupe::internal {
 
@@ -44,25 +45,35 @@ std::string seconds_of(caf::timespan t) {
 // Runs the blocking connect and the dialer's side of the handshake on a
 // thread of its own, not on the I/O thread that also carries every heartbeat.
 void dial(caf::blocking_actor* self, DataPlaneBrokerHandle broker, DataPlanePeer peer, caf::timespan timeout,
-          auth::Key key, uint64_t spec_fingerprint, int rank) {
+          auth::Key key, uint64_t spec_fingerprint, int rank, std::shared_ptr<TlsContext> tls) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto result = dial_tcp(peer.host, peer.port, std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+  std::shared_ptr<TlsHandoff> session;
   if (result.fd >= 0) {
     std::string why;
     try {
-      why = auth::dial_handshake(result.fd, deadline, key, auth::Purpose::data_plane, spec_fingerprint, rank,
-                                 peer.rank, static_cast<int>(::getpid()))
-              .why;
+      // With TLS, from the first byte: troupe's handshake runs inside it.
+      auto transfer = auth::socket_transfer(result.fd);
+      if (tls) {
+        SSL* ssl = tls_connect(*tls, result.fd, deadline, why);
+        session = std::make_shared<TlsHandoff>(ssl);
+        transfer = tls_transfer(ssl, result.fd);
+      }
+      if (why.empty())
+        why = auth::dial_handshake(transfer, deadline, key, auth::Purpose::data_plane, spec_fingerprint, rank,
+                                   peer.rank, static_cast<int>(::getpid()), tls != nullptr)
+                .why;
     } catch (const std::exception& e) { // OpenSSL failed: the broker must still hear of this dial
       why = e.what();
     }
     if (!why.empty()) {
+      session.reset();
       ::close(result.fd);
       result.fd = -1;
       result.error = std::move(why);
     }
   }
-  self->send(broker, DataPlaneDialedMsg{std::move(peer), result.fd, std::move(result.error)});
+  self->send(broker, DataPlaneDialedMsg{std::move(peer), result.fd, std::move(result.error), std::move(session)});
 }
 
 } // namespace
@@ -90,10 +101,28 @@ std::string DataPlaneBroker::task(int rank) const {
   return "rank " + std::to_string(rank);
 }
 
+caf::expected<uint16_t> DataPlaneBroker::listen() {
+  const char* host = setup_.bind_host.empty() ? nullptr : setup_.bind_host.c_str();
+  if (!setup_.tls) {
+    auto listening = add_tcp_doorman(setup_.port, host, true);
+    if (!listening)
+      return listening.error();
+    return listening->second;
+  }
+  // Accepted connections become TLS scribes (server side) from their first byte.
+  auto fd = caf::io::network::new_tcp_acceptor_impl(setup_.port, host, true);
+  if (!fd)
+    return fd.error();
+  auto doorman = caf::make_counted<TlsDoorman>(default_multiplexer_of(system().middleman().backend()), *fd, setup_.tls);
+  const uint16_t port = doorman->port();
+  add_doorman(std::move(doorman));
+  return port;
+}
+
 DataPlaneBroker::behavior_type DataPlaneBroker::make_behavior() {
-  auto listening = add_tcp_doorman(setup_.port, setup_.bind_host.empty() ? nullptr : setup_.bind_host.c_str(), true);
+  auto listening = listen();
   if (listening)
-    port_ = listening->second;
+    port_ = *listening;
   else if (setup_.port != 0)
     listen_error_ = "port " + std::to_string(setup_.port) + " (" + setup_.port_origin + ") is taken or not "
                     "allowed: " + to_string(listening.error()) + "; choose another value or unset it";
@@ -114,7 +143,7 @@ DataPlaneBroker::behavior_type DataPlaneBroker::make_behavior() {
         if (peer.rank >= setup_.rank)
           continue; // higher ranks connect to this one
         ++dialing_;
-        system().spawn(dial, me, peer, msg.timeout, setup_.key, setup_.spec_fingerprint, setup_.rank);
+        system().spawn(dial, me, peer, msg.timeout, setup_.key, setup_.spec_fingerprint, setup_.rank, setup_.tls);
       }
       want_ready_ = true;
       ready_ = make_response_promise();
@@ -372,7 +401,7 @@ DataPlaneBroker::Connection& DataPlaneBroker::add_connection(caf::io::connection
   conn.serial = ++next_serial_;
   if (accepted) {
     conn.auth = std::make_unique<auth::AcceptorHandshake>(setup_.key, auth::Purpose::data_plane,
-                                                          setup_.spec_fingerprint, setup_.rank);
+                                                          setup_.spec_fingerprint, setup_.rank, setup_.tls != nullptr);
     configure_read(hdl, caf::io::receive_policy::exactly(auth::AcceptorHandshake::opening_bytes));
   } else {
     configure_read(hdl, caf::io::receive_policy::exactly(sizeof(FrameHeader)));
@@ -397,7 +426,14 @@ void DataPlaneBroker::on_dialed(const DataPlaneDialedMsg& msg) {
     return;
   }
   // The dialer actor completed the handshake: the peer proved the token.
-  const auto hdl = add_scribe(msg.fd);
+  caf::io::connection_handle hdl;
+  if (msg.tls) {
+    auto& mpx = default_multiplexer_of(system().middleman().backend());
+    hdl = caf::io::network::conn_hdl_from_socket(msg.fd);
+    add_scribe(caf::make_counted<TlsScribe>(mpx, msg.fd, setup_.tls, msg.tls->release()));
+  } else {
+    hdl = add_scribe(msg.fd);
+  }
   auto& conn = add_connection(hdl, false);
   conn.rank = peer.rank;
   by_rank_[peer.rank] = hdl;

@@ -15,6 +15,7 @@ struct PeerClaim {
   std::string task;                         ///< "worker:1"; empty on the data plane (rank only)
   bool key_proven = true;                   ///< false: it failed net/auth's proof (another cluster token)
   std::optional<uint64_t> spec_fingerprint; ///< control plane only
+  bool tls_differs = false;                 ///< it runs with another TROUPE_TLS (net/auth's handshake said so)
 };
 
 /// The process that already holds a rank, for the refusal of a second claim.

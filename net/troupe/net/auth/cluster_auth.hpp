@@ -24,7 +24,9 @@ using Mac = std::array<uint8_t, mac_bytes>;
 
 /// What a key is for: each use gets its own key, so that a proof made for
 /// one can never pass for another.
-enum class Purpose : uint8_t { control_plane = 1, data_plane = 2 };
+/// What a key is for; each gets its own (HKDF info string).
+/// tls: the pre-shared key of TROUPE_TLS=1 connections (net/tls).
+enum class Purpose : uint8_t { control_plane = 1, data_plane = 2, tls = 3 };
 
 /// Which side of a connection a proof comes from: a dialer's proof can never
 /// pass for an acceptor's (no reflection).

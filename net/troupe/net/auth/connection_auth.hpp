@@ -36,12 +36,13 @@ namespace troupe::internal::auth {
 inline constexpr uint32_t hello_magic = 0x41505254;     // "TRPA"
 inline constexpr uint32_t challenge_magic = 0x43505254; // "TRPC"
 inline constexpr uint8_t handshake_version = 1;
+inline constexpr uint16_t hello_flag_tls = 1;
 
 struct DialerHello {
   uint32_t magic = hello_magic;
   uint8_t version = handshake_version;
   uint8_t purpose = 0; ///< Purpose
-  uint16_t reserved = 0;
+  uint16_t flags = 0;  ///< hello_flag_tls when the dialer runs TROUPE_TLS=1
   int32_t dialer_rank = -1;
   int32_t acceptor_rank = -1; ///< the rank the dialer meant to reach
   int32_t dialer_pid = 0;     ///< for the acceptor's log only: not proven
@@ -60,6 +61,7 @@ enum class HelloRefusal : uint32_t {
   purpose = 2,     ///< it dialled the control port for the data plane or back
   rank = 3,        ///< the acceptor is not the rank the dialer meant to reach
   spec = 4,        ///< the cluster spec fingerprints differ
+  tls = 5,         ///< one side runs TROUPE_TLS=1, the other not
 };
 
 struct AcceptorChallenge {
@@ -88,7 +90,8 @@ static_assert(sizeof(AcceptorVerdict) == 36);
 /// read DialerHello, send challenge(), read the proof, send verdict().
 class AcceptorHandshake {
 public:
-  AcceptorHandshake(const Key& key, Purpose purpose, uint64_t spec_fingerprint, int rank);
+  /// `tls`: whether this task runs TROUPE_TLS=1 (a dialer must agree).
+  AcceptorHandshake(const Key& key, Purpose purpose, uint64_t spec_fingerprint, int rank, bool tls = false);
 
   /// The first bytes of a hello (its magic), checked before the rest is
   /// waited for: a peer that does not speak troupe is refused at once.
@@ -123,6 +126,7 @@ private:
   Key key_;
   Purpose purpose_;
   Transcript transcript_;
+  bool tls_;
   HelloRefusal refusal_ = HelloRefusal::none;
   int dialer_pid_ = 0;
   uint64_t dialer_spec_fingerprint_ = 0;
@@ -134,6 +138,7 @@ enum class DialEnd {
   unreachable,   ///< the connection failed or timed out, or the peer does not speak troupe: try again
   other_token,   ///< the peer says this process has another cluster token
   other_spec,    ///< the peer says this process has another cluster spec
+  other_tls,     ///< the peer says this process's TROUPE_TLS differs
   refused,       ///< the peer refused this process for another reason (rank, version, purpose)
   impostor,      ///< the peer accepted but could not prove the key
 };
@@ -143,11 +148,28 @@ struct DialOutcome {
   std::string why; ///< unless proven: what the peer did or did not do
 };
 
-/// Runs the dialer's side on the connected socket `fd` (blocking, each read
-/// and write bounded by `deadline`), stating `pid` as this process's.
-[[nodiscard]] DialOutcome dial_handshake(int fd, std::chrono::steady_clock::time_point deadline, const Key& key,
-                                         Purpose purpose, uint64_t spec_fingerprint, int rank, int peer_rank,
-                                         int pid);
+/// Moves exactly `n` bytes to (`reading` false) or from the peer before
+/// `deadline`: "" or why not. A plain socket's, or a TLS session's.
+using HandshakeTransfer =
+  std::function<std::string(void* data, std::size_t n, bool reading, std::chrono::steady_clock::time_point deadline)>;
+
+/// The transfer of a connected non-blocking socket (poll, then recv or send).
+[[nodiscard]] HandshakeTransfer socket_transfer(int fd);
+
+/// Runs the dialer's side over `transfer` (blocking, each read and write
+/// bounded by `deadline`), stating `pid` as this process's and `tls` as its
+/// TROUPE_TLS.
+[[nodiscard]] DialOutcome dial_handshake(const HandshakeTransfer& transfer,
+                                         std::chrono::steady_clock::time_point deadline, const Key& key,
+                                         Purpose purpose, uint64_t spec_fingerprint, int rank, int peer_rank, int pid,
+                                         bool tls = false);
+
+/// As above, on the connected socket `fd`.
+[[nodiscard]] inline DialOutcome dial_handshake(int fd, std::chrono::steady_clock::time_point deadline,
+                                                const Key& key, Purpose purpose, uint64_t spec_fingerprint, int rank,
+                                                int peer_rank, int pid, bool tls = false) {
+  return dial_handshake(socket_transfer(fd), deadline, key, purpose, spec_fingerprint, rank, peer_rank, pid, tls);
+}
 
 /// What the acceptor's refusal `refusal` tells the dialer (for its error).
 [[nodiscard]] std::string describe(HelloRefusal refusal);

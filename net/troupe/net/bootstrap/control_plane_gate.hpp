@@ -38,6 +38,7 @@ struct GateRefusal {
   int pid = 0;                ///< the pid it stated (not proven)
   bool other_token = false;   ///< it failed the proof: another cluster token, or not a task at all
   bool other_spec = false;    ///< it stated another cluster spec
+  bool other_tls = false;     ///< it runs with another TROUPE_TLS
   uint64_t spec_fingerprint = 0; ///< the one it stated
   std::string why;            ///< for the log
 };
@@ -48,6 +49,7 @@ struct ControlPlaneGateSetup {
   auth::Key key{};        ///< the control plane's key (auth::derive_key)
   uint64_t spec_fingerprint = 0;
   int rank = -1;          ///< this task's member index
+  bool tls = false;       ///< TROUPE_TLS=1 here (a dialer must agree; admit then starts TLS)
   std::chrono::milliseconds handshake_timeout{10000};
   std::size_t max_pending = 64;
   /// A connection whose dialer proved the key; takes the socket (called on

@@ -59,7 +59,7 @@ struct NodeWatchMsg {
 struct NodeRejoinedMsg {};
 
 /// Gate -> node: ControlPlaneGate refused a dialer that claimed member
-/// `claimed_rank` (not proven) for another cluster token or spec, or for a
+/// `claimed_rank` (not proven) for another cluster token, spec or TROUPE_TLS, or for a
 /// mix-up of ports or builds (neither flag). A process of another cluster
 /// claiming an awaited task dooms the forming cluster, as its hello would.
 struct NodeGateRefusalMsg {
@@ -68,6 +68,7 @@ struct NodeGateRefusalMsg {
   int32_t pid = 0;       ///< as it stated
   bool other_token = false;
   bool other_spec = false;
+  bool other_tls = false;
   uint64_t spec_fingerprint = 0; ///< as it stated
   std::string why;
 };
@@ -250,7 +251,7 @@ typename Inspector::result_type inspect(Inspector& f, NodeRejoinedMsg&) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, NodeGateRefusalMsg& x) {
   return f(caf::meta::type_name("troupe::NodeGateRefusalMsg"), x.address, x.claimed_rank, x.pid, x.other_token,
-           x.other_spec, x.spec_fingerprint, x.why);
+           x.other_spec, x.other_tls, x.spec_fingerprint, x.why);
 }
 
 template <class Inspector>

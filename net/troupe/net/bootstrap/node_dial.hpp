@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <caf/expected.hpp>
@@ -8,6 +9,7 @@
 
 #include <troupe/net/auth/cluster_auth.hpp>
 #include <troupe/net/bootstrap/node_actor_handle.hpp>
+#include <troupe/net/tls/tls_context.hpp>
 
 namespace caf {
 class actor_system;
@@ -21,6 +23,8 @@ struct NodeDialer {
   uint64_t spec_fingerprint = 0;
   int rank = -1;   ///< its member index
   int pid = 0;
+  /// TROUPE_TLS=1: after troupe's handshake, BASP's bytes travel through TLS.
+  std::shared_ptr<TlsContext> tls;
 };
 
 /// The task to dial: its member index and name, and its address.

@@ -14,6 +14,7 @@
 #include <troupe/net/auth/connection_auth.hpp>
 #include <troupe/net/handshake.hpp>
 #include <troupe/net/link/data_plane_messages.hpp>
+#include <troupe/net/tls/tls_context.hpp>
 #include <troupe/net/link/link_dispatch.hpp>
 
 namespace troupe::internal {
@@ -27,6 +28,9 @@ struct DataPlaneSetup {
   std::string bind_host;               ///< "" = every interface
   uint16_t port = 0;                   ///< 0 = any free port
   std::string port_origin;             ///< where a fixed `port` came from, for errors (the variable)
+  /// TROUPE_TLS=1: every connection runs TLS from its first byte, troupe's
+  /// handshake inside it; null: in clear.
+  std::shared_ptr<TlsContext> tls;
   /// A peer whose control connection went down is lost once its data
   /// connection has been silent this long (and at least `hint_grace` after
   /// the control plane's news, for bytes still in flight).
@@ -77,6 +81,9 @@ public:
 
 private:
   using Clock = std::chrono::steady_clock;
+
+  /// Listens on the data port (a TLS doorman with TROUPE_TLS=1): the port.
+  caf::expected<uint16_t> listen();
   /// Accepted connections still in the handshake at once: each task dials
   /// this one at most once, so more are strangers, refused at once.
   static constexpr std::size_t max_pending_handshakes = 64;

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,8 @@
 #include <troupe/net/link/link_messages.hpp>
 
 namespace troupe::internal {
+
+class TlsHandoff; // net/tls/tls_session.hpp
 
 /// Where another task's data plane listens.
 struct DataPlanePeer {
@@ -58,6 +61,8 @@ struct DataPlaneDialedMsg {
   DataPlanePeer peer;
   int fd = -1;
   std::string error;
+  /// With TROUPE_TLS=1: the connection's established TLS session.
+  std::shared_ptr<TlsHandoff> tls;
 };
 
 // The edge's requests and the broker's own timers and dialers: in-process
