@@ -7,6 +7,12 @@
 #include <limits>
 #include <string_view>
 
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <troupe/core/errors.hpp>
 
 namespace troupe {
@@ -53,13 +59,50 @@ std::size_t parse_size(const char* env, std::string_view value, std::size_t min,
   return x * unit;
 }
 
+/// The cluster token held in the file at `path` (its first line), for tasks
+/// started by hand: a token on a command line or in a shell's history is
+/// readable by others. Refused when group or others may read the file, when
+/// it is empty or larger than a token needs, or when TROUPE_CLUSTER_TOKEN
+/// gives another token.
+std::string read_token_file(const char* env, std::string_view path, const std::string& token_from_env) {
+  const std::string file(path);
+  auto refuse = [&](const std::string& why) {
+    fail(Errc::invalid_argument, std::string(env) + "=\"" + file + "\": " + why);
+  };
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    refuse(std::string("cannot open it: ") + std::strerror(errno));
+  struct stat st{};
+  const bool stated = ::fstat(fd, &st) == 0;
+  constexpr std::size_t max_bytes = 4096; // a token is tens of characters
+  std::string text(max_bytes + 1, '\0');
+  const ssize_t n = stated && S_ISREG(st.st_mode) ? ::read(fd, text.data(), text.size()) : -1;
+  ::close(fd);
+  if (!stated || !S_ISREG(st.st_mode))
+    refuse("it is not a regular file");
+  if ((st.st_mode & 077) != 0)
+    refuse("group or others may read it; make it private with `chmod 600 " + file + "`");
+  if (n < 0)
+    refuse(std::string("cannot read it: ") + std::strerror(errno));
+  if (static_cast<std::size_t>(n) > max_bytes)
+    refuse("it has more than " + std::to_string(max_bytes) + " bytes; it should hold the token alone");
+  text.resize(static_cast<std::size_t>(n));
+  const auto line_end = text.find_first_of("\r\n");
+  std::string token = text.substr(0, line_end);
+  if (token.empty())
+    refuse("its first line is empty; write the token into it (e.g. `openssl rand -hex 16 > " + file + "`)");
+  if (!token_from_env.empty() && token_from_env != token)
+    refuse("TROUPE_CLUSTER_TOKEN gives another token; set one of the two");
+  return token;
+}
+
 /// One row of the knob table: what users see, and how the value is stored.
 struct KnobDef {
   KnobInfo info;
   void (*apply)(Knobs& knobs, const char* env, std::string_view value);
 };
 
-const std::array<KnobDef, 20> knob_defs{{
+const std::array<KnobDef, 21> knob_defs{{
   {{"TROUPE_LOG", "warning",
     "Log level: error, warning, info or debug (case-insensitive)."},
    [](Knobs& k, const char* env, std::string_view v) { k.log_level = parse_level(env, v); }},
@@ -125,6 +168,13 @@ const std::array<KnobDef, 20> knob_defs{{
   {{"TROUPE_CLUSTER_TOKEN", "",
     "Shared secret of a cluster's tasks: a process with another token is refused at the handshake."},
    [](Knobs& k, const char*, std::string_view v) { k.cluster_token = std::string(v); }},
+  {{"TROUPE_CLUSTER_TOKEN_FILE", "",
+    "A file whose first line is the cluster token (readable by its owner only), for tasks "
+    "started by hand: keeps the token out of command lines and shell history."},
+   [](Knobs& k, const char* env, std::string_view v) {
+     if (!v.empty())
+       k.cluster_token = read_token_file(env, v, k.cluster_token);
+   }},
   {{"TROUPE_ALLOW_UNAUTHENTICATED", "0",
     "1 lets a cluster whose tasks are not all on this machine's loopback run without "
     "TROUPE_CLUSTER_TOKEN (anyone who reaches its ports could join); 0 refuses to start it."},

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <support/capture_stderr.hpp>
+#include <support/temp_files.hpp>
 
 #include <cstdio>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <troupe/core/config.hpp>
@@ -128,6 +130,31 @@ TEST_CASE("a bad knob value names the variable, the value and what it accepts",
   CHECK(parse_error({{c.env, c.value}}) == c.message);
 }
 
+TEST_CASE("the cluster token can come from a private file, and a bad file names the fix", "[core][config]") {
+  const troupe::testing::TempDir dir("troupe_token");
+  const auto path = dir.file("token");
+  troupe::testing::write_bytes(path, "0123456789abcdef0123456789abcdef\nignored second line\n");
+  REQUIRE(::chmod(path.c_str(), 0600) == 0);
+  CHECK(parse({{"TROUPE_CLUSTER_TOKEN_FILE", path}}).cluster_token == "0123456789abcdef0123456789abcdef");
+  // The same token in both places is no conflict; another one is.
+  CHECK(parse({{"TROUPE_CLUSTER_TOKEN_FILE", path}, {"TROUPE_CLUSTER_TOKEN", "0123456789abcdef0123456789abcdef"}})
+          .cluster_token
+        == "0123456789abcdef0123456789abcdef");
+  CHECK_THAT(parse_error({{"TROUPE_CLUSTER_TOKEN_FILE", path}, {"TROUPE_CLUSTER_TOKEN", "other"}}),
+             Catch::Contains("TROUPE_CLUSTER_TOKEN gives another token; set one of the two"));
+  REQUIRE(::chmod(path.c_str(), 0644) == 0);
+  CHECK(parse_error({{"TROUPE_CLUSTER_TOKEN_FILE", path}})
+        == "TROUPE_CLUSTER_TOKEN_FILE=\"" + path + "\": group or others may read it; make it private with `chmod 600 "
+             + path + "`");
+  troupe::testing::write_bytes(path, "\n");
+  REQUIRE(::chmod(path.c_str(), 0600) == 0);
+  CHECK_THAT(parse_error({{"TROUPE_CLUSTER_TOKEN_FILE", path}}), Catch::Contains("its first line is empty"));
+  troupe::testing::write_bytes(path, std::string(5000, 'x'));
+  CHECK_THAT(parse_error({{"TROUPE_CLUSTER_TOKEN_FILE", path}}), Catch::Contains("more than 4096 bytes"));
+  CHECK_THAT(parse_error({{"TROUPE_CLUSTER_TOKEN_FILE", dir.file("missing")}}),
+             Catch::Contains("cannot open it: No such file or directory"));
+}
+
 TEST_CASE("the knob table lists every variable with its default and help", "[core][config]") {
   const auto& table = troupe::knob_table();
   std::set<std::string> names;
@@ -143,7 +170,7 @@ TEST_CASE("the knob table lists every variable with its default and help", "[cor
                    "TROUPE_STALL_WARNING_SECONDS", "TROUPE_FIBER_STACK_KIB",
                    "TROUPE_LOCAL_REDUCE_SPLIT_BYTES", "TROUPE_HOST_CACHE_MIB", "TROUPE_IDLE_POLLS",
                    "TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "TROUPE_PEER_HEARTBEAT_SECONDS",
-                   "TROUPE_PEER_TIMEOUT_SECONDS", "TROUPE_DATA_PORT_OFFSET", "TROUPE_CLUSTER_TOKEN",
+                   "TROUPE_PEER_TIMEOUT_SECONDS", "TROUPE_DATA_PORT_OFFSET", "TROUPE_CLUSTER_TOKEN", "TROUPE_CLUSTER_TOKEN_FILE",
                    "TROUPE_ALLOW_UNAUTHENTICATED", "TROUPE_HANDSHAKE_TIMEOUT_SECONDS", "TROUPE_TLS", "TROUPE_RING_CHUNK_KIB",
                    "TROUPE_HALVING_DOUBLING_MAX_KIB", "TROUPE_SCHEDULER_POLICY",
                                   "TROUPE_KERNELS"});

@@ -30,7 +30,7 @@ struct Knobs {
   double peer_heartbeat_seconds;          ///< TROUPE_PEER_HEARTBEAT_SECONDS
   double peer_timeout_seconds;            ///< TROUPE_PEER_TIMEOUT_SECONDS
   std::size_t data_port_offset;           ///< TROUPE_DATA_PORT_OFFSET (0 = any free port)
-  std::string cluster_token;              ///< TROUPE_CLUSTER_TOKEN
+  std::string cluster_token;              ///< TROUPE_CLUSTER_TOKEN, or the first line of TROUPE_CLUSTER_TOKEN_FILE
   bool allow_unauthenticated;             ///< TROUPE_ALLOW_UNAUTHENTICATED
   double handshake_timeout_seconds;       ///< TROUPE_HANDSHAKE_TIMEOUT_SECONDS
   bool tls;                               ///< TROUPE_TLS

@@ -40,16 +40,17 @@ std::string check_token_policy(const std::string& cluster_token, const std::vect
            "this cluster has a task on " + host + ", beyond this machine's loopback, and TROUPE_CLUSTER_TOKEN has "
            "only " + std::to_string(cluster_token.size()) + " characters: a short token can be guessed offline from "
            "what crosses the network. Use at least " + std::to_string(min_token_chars) + " characters of random "
-           "(troupe-launch makes 32 hex digits per run; by hand e.g. export "
-           "TROUPE_CLUSTER_TOKEN=$(openssl rand -hex 16)) (docs/security.md)");
+           "(troupe-launch makes 32 hex digits per run; by hand e.g. `(umask 077; openssl rand -hex 16 > "
+           "~/.troupe-token)` on every host and TROUPE_CLUSTER_TOKEN_FILE=~/.troupe-token) (docs/security.md)");
     if (allow_unauthenticated)
       return "this cluster runs without TROUPE_CLUSTER_TOKEN on " + host
              + " (TROUPE_ALLOW_UNAUTHENTICATED=1): anyone who can reach its tasks' ports can join it";
     fail(Errc::failed_precondition,
          "this cluster has a task on " + host + ", beyond this machine's loopback, and TROUPE_CLUSTER_TOKEN is "
          "empty: anyone who can reach its ports could join it. Set the same random TROUPE_CLUSTER_TOKEN on every "
-         "task (troupe-launch makes one per run; by hand e.g. export TROUPE_CLUSTER_TOKEN=$(openssl rand -hex 16)), "
-         "or TROUPE_ALLOW_UNAUTHENTICATED=1 to run without one (docs/security.md)");
+         "task (troupe-launch makes one per run; by hand e.g. `(umask 077; openssl rand -hex 16 > ~/.troupe-token)` "
+         "on every host and TROUPE_CLUSTER_TOKEN_FILE=~/.troupe-token), or TROUPE_ALLOW_UNAUTHENTICATED=1 to run "
+         "without one (docs/security.md)");
   }
   return {};
 }
