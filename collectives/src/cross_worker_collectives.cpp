@@ -249,7 +249,7 @@ void CrossWorkerCollectives::start_algorithms(const CollectiveKey& key, Key& sta
       auto& pack = state.packs.back();
       pack.link = std::make_unique<PackLink>(*this, key, 0);
       pack.algorithm = std::make_unique<PeerBroadcast>(*pack.link, rank(), size(), 0, frame_of(block),
-                                                       block_bytes(state.mine));
+                                                       block_bytes(state.mine), setup_.max_frame_bytes);
     } else {
       // all_gather: this worker's tensors as one block, the others' sizes from their announces.
       auto block = to_block(state.local);
@@ -259,7 +259,8 @@ void CrossWorkerCollectives::start_algorithms(const CollectiveKey& key, Key& sta
       state.packs.emplace_back();
       auto& pack = state.packs.back();
       pack.link = std::make_unique<PackLink>(*this, key, 0);
-      pack.algorithm = std::make_unique<PeerAllGather>(*pack.link, rank(), size(), frame_of(block), sizes);
+      pack.algorithm =
+        std::make_unique<PeerAllGather>(*pack.link, rank(), size(), frame_of(block), sizes, setup_.max_frame_bytes);
     }
     for (auto& pack : state.packs)
       pack.algorithm->start();

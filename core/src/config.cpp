@@ -102,7 +102,7 @@ struct KnobDef {
   void (*apply)(Knobs& knobs, const char* env, std::string_view value);
 };
 
-const std::array<KnobDef, 21> knob_defs{{
+const std::array<KnobDef, 22> knob_defs{{
   {{"TROUPE_LOG", "warning",
     "Log level: error, warning, info or debug (case-insensitive)."},
    [](Knobs& k, const char* env, std::string_view v) { k.log_level = parse_level(env, v); }},
@@ -209,6 +209,15 @@ const std::array<KnobDef, 21> knob_defs{{
    [](Knobs& k, const char* env, std::string_view v) {
      k.halving_doubling_max_bytes = parse_size(env, v, 0, 1024, "KiB");
    }},
+  {{"TROUPE_MAX_FRAME_MIB", "64",
+    "Most payload bytes of one data-plane frame, in MiB (1 to 2048): collectives send larger "
+    "blocks in pieces, and a task closes a connection whose frame claims more before reading it. "
+    "Every worker must use the same value."},
+   [](Knobs& k, const char* env, std::string_view v) {
+     k.max_frame_bytes = parse_size(env, v, 1, 1024 * 1024, "MiB per data-plane frame");
+     if (k.max_frame_bytes > (std::size_t{2048} << 20))
+       reject(env, v, "an integer from 1 to 2048 (MiB per data-plane frame)");
+   }},
   {{"TROUPE_SCHEDULER_POLICY", "auto",
     "CAF scheduler of cluster tasks: auto (sharing, cores / tasks-on-this-host threads) or "
     "stealing (as single-process runtimes)."},
@@ -244,6 +253,18 @@ Knobs parse_knobs(const EnvLookup& getenv) {
       value = def.info.default_value;
     def.apply(knobs, def.info.env, value);
   }
+  // Frames of either algorithm must fit what a receiver accepts.
+  const auto mib = std::to_string(knobs.max_frame_bytes >> 20);
+  if (knobs.ring_chunk_bytes > knobs.max_frame_bytes)
+    fail(Errc::invalid_argument, "TROUPE_RING_CHUNK_KIB=" + std::to_string(knobs.ring_chunk_bytes >> 10)
+                                   + " is larger than TROUPE_MAX_FRAME_MIB=" + mib
+                                   + ": a ring chunk is one frame; lower the chunk or raise the frame limit");
+  if (knobs.halving_doubling_max_bytes > knobs.max_frame_bytes)
+    fail(Errc::invalid_argument, "TROUPE_HALVING_DOUBLING_MAX_KIB="
+                                   + std::to_string(knobs.halving_doubling_max_bytes >> 10)
+                                   + " is larger than TROUPE_MAX_FRAME_MIB=" + mib
+                                   + ": halving-doubling sends a pack's halves as single frames; lower it or "
+                                     "raise the frame limit");
   return knobs;
 }
 

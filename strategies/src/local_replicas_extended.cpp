@@ -79,6 +79,7 @@ void LocalReplicasExtended::start() {
     setup.bytes_per_pack = options_.bytes_per_pack;
     setup.halving_doubling_max_bytes = k.halving_doubling_max_bytes;
     setup.ring.chunk_bytes = k.ring_chunk_bytes;
+    setup.max_frame_bytes = k.max_frame_bytes;
     // The id is the strategy's position among this worker's cluster
     // strategies, and the workers agree on it and on every setting their
     // collectives depend on before any collective runs.
@@ -110,6 +111,7 @@ bool LocalReplicasExtended::agree_on_cluster_settings(uint64_t position, const C
     {"CommunicationOptions.bytes_per_pack", std::to_string(setup.bytes_per_pack)},
     {"TROUPE_RING_CHUNK_KIB", std::to_string(setup.ring.chunk_bytes / 1024)},
     {"TROUPE_HALVING_DOUBLING_MAX_KIB", std::to_string(setup.halving_doubling_max_bytes / 1024)},
+    {"TROUPE_MAX_FRAME_MIB", std::to_string(setup.max_frame_bytes >> 20)},
     // Not compared: every worker's decides how GPU tensors cross workers.
     {gpu_capability_setting, gpu_collective_capability(devices_)},
   };

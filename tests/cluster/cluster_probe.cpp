@@ -120,6 +120,20 @@ int collectives(Runtime& rt, int replicas) {
   for (const auto& t : strategy.experimental_local_results(gathered))
     if (t.shape() != Shape{n * (n + 1) / 2, 2} || t.to_vector<int32_t>() != want)
       wrong("all_gather of uneven blocks");
+  // all_gather of 1.2 MB per replica: past TROUPE_MAX_FRAME_MIB=1 (the
+  // cluster test sets it) each worker's block travels in pieces.
+  const int64_t big = 300000;
+  auto gathered_big = strategy.run([big](const Tensor& id) {
+    return get_replica_context().all_gather(input(id.item<int32_t>(), big), 0);
+  }, ids);
+  std::vector<float> want_big;
+  for (int g = 0; g < n; ++g) {
+    const auto block = input(g, big).to_vector<float>();
+    want_big.insert(want_big.end(), block.begin(), block.end());
+  }
+  for (const auto& t : strategy.experimental_local_results(gathered_big))
+    if (t.to_vector<float>() != want_big)
+      wrong("all_gather of 1.2 MB blocks");
   // reduce_scatter: global replica g keeps block g (4 elements) of the sum.
   auto scattered = strategy.run([n](const Tensor& id) {
     return get_replica_context().reduce_scatter(ReduceOp::SUM, input(id.item<int32_t>(), 4 * n));

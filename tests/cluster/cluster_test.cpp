@@ -139,13 +139,15 @@ TEST_CASE("every collective agrees across 2 and 4 worker processes, in clear and
   const auto [workers, replicas] = GENERATE(std::pair{2, 1}, std::pair{4, 1}, std::pair{2, 2});
   const bool tls = GENERATE(false, true);
   CAPTURE(workers, replicas, tls);
+  // 1 MiB frames: the probe's 1.2 MB all-gather blocks travel in pieces.
   std::vector<std::string> args{"--workers", std::to_string(workers), "--timeout-seconds", "100"};
   if (tls)
     args.push_back("--tls");
   for (std::string arg : {"--", probe.c_str(), "collectives", "--replicas"})
     args.push_back(arg);
   args.push_back(std::to_string(replicas));
-  auto r = run_launcher(args, {{"TROUPE_RING_CHUNK_KIB", "64"}}, std::chrono::seconds(110));
+  auto r = run_launcher(args, {{"TROUPE_RING_CHUNK_KIB", "64"}, {"TROUPE_MAX_FRAME_MIB", "1"}},
+                        std::chrono::seconds(110));
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   auto lines = probe_lines(r.out);

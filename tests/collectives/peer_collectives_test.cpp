@@ -196,24 +196,44 @@ TEST_CASE("halving-doubling allreduce sums every element for 1 to 7 ranks", "[co
   }
 }
 
-TEST_CASE("peer all-gather collects blocks of different sizes from every rank", "[collectives][peer]") {
+namespace {
+
+// Byte i of rank r's block: differs by rank and position, so pieces out of place show.
+std::byte block_byte(int rank, std::size_t i) {
+  return std::byte(static_cast<unsigned char>((rank + 1) * 31 + i * 7));
+}
+
+} // namespace
+
+TEST_CASE("peer all-gather collects blocks of different sizes from every rank, in pieces past the frame limit",
+          "[collectives][peer]") {
   const int n = GENERATE(1, 2, 4);
+  // 4 bytes per frame: every block but rank 0's 3 bytes travels in pieces (one empty block too).
+  const std::size_t max_frame = GENERATE(std::size_t{64} << 20, std::size_t{4});
+  CAPTURE(n, max_frame);
   MemoryNetwork net(n);
   std::vector<std::vector<std::byte>> data;
   std::vector<size_t> sizes;
   for (int r = 0; r < n; ++r) {
-    data.emplace_back(static_cast<size_t>(3 + 5 * r), std::byte(r + 1));
+    data.emplace_back(r == 2 ? 0 : static_cast<size_t>(3 + 5 * r));
+    for (std::size_t i = 0; i < data.back().size(); ++i)
+      data.back()[i] = block_byte(r, i);
     sizes.push_back(data.back().size());
   }
   std::vector<std::unique_ptr<PeerAllGather>> algs;
   std::vector<PeerCollective*> ranks;
   for (int r = 0; r < n; ++r) {
     auto& d = data[static_cast<size_t>(r)];
-    algs.push_back(std::make_unique<PeerAllGather>(net.link(r), r, n, FrameBytes{nullptr, d.data(), d.size()}, sizes));
+    algs.push_back(std::make_unique<PeerAllGather>(net.link(r), r, n, FrameBytes{nullptr, d.data(), d.size()}, sizes,
+                                                   max_frame));
     ranks.push_back(algs.back().get());
   }
   for (auto* a : ranks)
     a->start();
+  std::size_t frames = 0;
+  for (int r = 0; r < n; ++r)
+    frames += static_cast<std::size_t>(n - 1) * std::max<std::size_t>(1, (sizes[static_cast<size_t>(r)] + max_frame - 1) / max_frame);
+  CHECK(net.frames_sent() == frames);
   net.run(ranks, 9);
   for (int r = 0; r < n; ++r) {
     REQUIRE(algs[static_cast<size_t>(r)]->done());
@@ -221,30 +241,50 @@ TEST_CASE("peer all-gather collects blocks of different sizes from every rank", 
       const auto& block = algs[static_cast<size_t>(r)]->blocks()[static_cast<size_t>(k)];
       REQUIRE(block.size == sizes[static_cast<size_t>(k)]);
       for (size_t i = 0; i < block.size; ++i)
-        REQUIRE(block.data[i] == std::byte(k + 1));
+        REQUIRE(block.data[i] == block_byte(k, i));
     }
   }
 }
 
-TEST_CASE("peer broadcast delivers the root's bytes to every rank", "[collectives][peer]") {
+TEST_CASE("a piece of a block that does not fit is an error naming it", "[collectives][peer]") {
+  MemoryNetwork net(2);
+  std::vector<std::byte> mine(10);
+  PeerAllGather gather(net.link(0), 0, 2, FrameBytes{nullptr, mine.data(), mine.size()}, {10, 10}, 4);
+  std::vector<std::byte> piece(4);
+  gather.on_frame(1, 0, FrameBytes{nullptr, piece.data(), piece.size()});
+  REQUIRE_THROWS_WITH(gather.on_frame(1, 2, FrameBytes{nullptr, piece.data(), piece.size()}),
+                      Catch::Contains("frame 2 from rank 1 came where piece 1 was expected"));
+  PeerBroadcast broadcast(net.link(0), 0, 2, 1, FrameBytes{}, 10, 4);
+  std::vector<std::byte> short_piece(3);
+  REQUIRE_THROWS_WITH(broadcast.on_frame(1, 0, FrameBytes{nullptr, short_piece.data(), short_piece.size()}),
+                      Catch::Contains("carries 3 bytes where 4 were expected (10 in 3 pieces)"));
+}
+
+TEST_CASE("peer broadcast delivers the root's bytes to every rank, in pieces past the frame limit", "[collectives][peer]") {
   const int n = 3;
   const int root = GENERATE(0, 2);
+  const std::size_t max_frame = GENERATE(std::size_t{64} << 20, std::size_t{7}); // 7: 15 pieces
+  CAPTURE(root, max_frame);
   MemoryNetwork net(n);
-  std::vector<std::byte> payload(100, std::byte{42});
+  std::vector<std::byte> payload(100);
+  for (std::size_t i = 0; i < payload.size(); ++i)
+    payload[i] = block_byte(root, i);
   std::vector<std::unique_ptr<PeerBroadcast>> algs;
   std::vector<PeerCollective*> ranks;
   for (int r = 0; r < n; ++r) {
     FrameBytes mine = r == root ? FrameBytes{nullptr, payload.data(), payload.size()} : FrameBytes{};
-    algs.push_back(std::make_unique<PeerBroadcast>(net.link(r), r, n, root, mine, payload.size()));
+    algs.push_back(std::make_unique<PeerBroadcast>(net.link(r), r, n, root, mine, payload.size(), max_frame));
     ranks.push_back(algs.back().get());
   }
   for (auto* a : ranks)
     a->start();
+  CHECK(net.frames_sent() == (n - 1) * (max_frame == 7 ? 15u : 1u));
   net.run(ranks, 4);
   for (int r = 0; r < n; ++r) {
     REQUIRE(algs[static_cast<size_t>(r)]->done());
-    REQUIRE(algs[static_cast<size_t>(r)]->bytes().size == payload.size());
-    REQUIRE(algs[static_cast<size_t>(r)]->bytes().data[99] == std::byte{42});
+    const auto& got = algs[static_cast<size_t>(r)]->bytes();
+    REQUIRE(got.size == payload.size());
+    CHECK(std::vector<std::byte>(got.data, got.data + got.size) == payload);
   }
 }
 

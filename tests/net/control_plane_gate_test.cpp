@@ -18,6 +18,7 @@
 
 #include <troupe/net/auth/connection_auth.hpp>
 #include <troupe/net/bootstrap/control_plane_gate.hpp>
+#include <troupe/net/tls/tls_handshake.hpp>
 
 #include "support/raw_connection.hpp"
 
@@ -40,6 +41,7 @@ struct Outcomes {
   std::mutex mutex;
   std::condition_variable changed;
   std::vector<int> admitted; ///< fds, closed by the test
+  std::vector<std::unique_ptr<TlsHandoff>> sessions; ///< per admitted fd: its TLS session, or none
   std::vector<GateRefusal> refused;
 
   ~Outcomes() {
@@ -55,7 +57,7 @@ struct Outcomes {
 };
 
 std::unique_ptr<ControlPlaneGate> open_gate(Outcomes& outcomes, std::chrono::milliseconds timeout = 10s,
-                                            std::size_t max_pending = 64) {
+                                            std::size_t max_pending = 64, std::shared_ptr<TlsContext> tls = {}) {
   ControlPlaneGateSetup setup;
   setup.bind_host = "127.0.0.1";
   setup.port = 0;
@@ -64,9 +66,11 @@ std::unique_ptr<ControlPlaneGate> open_gate(Outcomes& outcomes, std::chrono::mil
   setup.rank = gate_rank;
   setup.handshake_timeout = timeout;
   setup.max_pending = max_pending;
-  setup.admit = [&](int fd) {
+  setup.tls = std::move(tls);
+  setup.admit = [&](int fd, SSL* ssl) {
     std::lock_guard lock(outcomes.mutex);
     outcomes.admitted.push_back(fd);
+    outcomes.sessions.emplace_back(std::make_unique<TlsHandoff>(ssl));
     outcomes.changed.notify_all();
   };
   setup.refused = [&](const GateRefusal& r) {
@@ -235,5 +239,38 @@ TEST_CASE("the control port's gate refuses a dialer whose TROUPE_TLS differs, te
   CHECK_THAT(end.why, Contains("TROUPE_TLS differs"));
   REQUIRE(outcomes.wait([&] { return outcomes.refused.size() == 1; }));
   CHECK(outcomes.refused[0].other_tls);
+  CHECK(outcomes.admitted.empty());
+}
+
+TEST_CASE("under TLS the control port's gate completes TLS before it hands the socket on", "[net][gate][tls]") {
+  const auto tls = TlsContext::make(auth::derive_key("right", auth::Purpose::tls));
+  Outcomes outcomes;
+  auto gate = open_gate(outcomes, 10s, 64, tls);
+  Connection task(gate->port());
+  const auto end = auth::dial_handshake(task.fd(), Clock::now() + 10s, key_of("right"), auth::Purpose::control_plane,
+                                        spec, 1, gate_rank, 4242, /*tls=*/true);
+  REQUIRE(end.end == auth::DialEnd::proven);
+  std::string why;
+  SSL* ssl = tls_connect(*tls, task.fd(), Clock::now() + 10s, why);
+  TlsHandoff session(ssl);
+  INFO(why);
+  REQUIRE(ssl != nullptr);
+  REQUIRE(outcomes.wait([&] { return outcomes.admitted.size() == 1; }));
+  CHECK(outcomes.sessions[0]->release() != nullptr); // handed on with its established session
+}
+
+TEST_CASE("under TLS the control port's gate closes a dialer that never starts TLS at the deadline",
+          "[net][gate][tls]") {
+  const auto tls = TlsContext::make(auth::derive_key("right", auth::Purpose::tls));
+  Outcomes outcomes;
+  auto gate = open_gate(outcomes, 300ms, 64, tls);
+  Connection task(gate->port());
+  REQUIRE(auth::dial_handshake(task.fd(), Clock::now() + 10s, key_of("right"), auth::Purpose::control_plane, spec, 1,
+                               gate_rank, 4242, /*tls=*/true)
+            .end
+          == auth::DialEnd::proven);
+  // Proven, but silent where its TLS hello should come: not admitted, closed.
+  const auto answer = task.read_until_closed(Clock::now() + 10s);
+  CHECK(answer.has_value());
   CHECK(outcomes.admitted.empty());
 }

@@ -21,7 +21,7 @@
 
 #include <troupe/core/caf_types.hpp>
 #include <troupe/net/link/data_plane_broker.hpp>
-#include <troupe/net/tls/tls_session.hpp>
+#include <troupe/net/tls/tls_handshake.hpp>
 
 #include "support/capture_stderr.hpp"
 #include "support/free_ports.hpp"
@@ -291,6 +291,27 @@ TEST_CASE("a frame that claims more payload than its type carries closes the con
   CHECK(heard.loss->rank == 1);
   CHECK_THAT(heard.loss->why, Catch::Contains("its abort frame claims 104857600 payload bytes, more than the "
                                               + std::to_string(max_control_payload_bytes)));
+  CHECK(peer.closed_by_broker(std::chrono::steady_clock::now() + 10s));
+}
+
+TEST_CASE("a data frame past TROUPE_MAX_FRAME_MIB closes the connection before the payload is read",
+          "[net][data_plane]") {
+  auto setup = setup_of(0);
+  setup.max_frame_bytes = 1u << 20;
+  Broker b(std::move(setup));
+  FakePeer peer(b.port);
+  peer.send_hello(1);
+  b.await_connected();
+  // 4 GiB - 1 used to be allocated as soon as its header came.
+  auto header = data_frame(0);
+  header.size = UINT32_MAX;
+  peer.send_bytes(&header, sizeof header);
+  auto heard = b.next(10s);
+  REQUIRE(heard.loss);
+  CHECK(heard.loss->rank == 1);
+  CHECK_THAT(heard.loss->why, Catch::Contains("its data frame claims 4294967295 payload bytes, more than the 1048576 "
+                                              "that frame type carries (TROUPE_MAX_FRAME_MIB; every worker must use "
+                                              "the same value)"));
   CHECK(peer.closed_by_broker(std::chrono::steady_clock::now() + 10s));
 }
 

@@ -30,6 +30,9 @@ struct CrossWorkerSetup {
   int64_t bytes_per_pack = 0;              ///< 0: one pack per dtype
   std::size_t halving_doubling_max_bytes = 64 << 10; ///< AUTO: packs up to this use halving-doubling
   RingOptions ring;
+  /// Most payload of one data frame (TROUPE_MAX_FRAME_MIB): all-gather and
+  /// broadcast send larger blocks in pieces of this size.
+  std::size_t max_frame_bytes = std::size_t{64} << 20;
   /// GPU tensors cross workers through the host and this protocol, not
   /// NCCL: agreed at the strategy's creation, when some worker cannot run
   /// NCCL (each replica then copies its GPU tensors to the host and back).

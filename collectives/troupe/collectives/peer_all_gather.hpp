@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include <troupe/collectives/block_pieces.hpp>
 #include <troupe/collectives/peer_link.hpp>
 
 namespace troupe::internal {
@@ -14,9 +15,11 @@ namespace troupe::internal {
 /// bytes as a ring all-gather receives, which suits the small n of
 /// multi-worker training. The caller knows every block's size from the
 /// fingerprints the ranks exchanged first and passes it as `expected_bytes`.
+/// A block larger than `max_frame_bytes` travels in pieces (BlockPieces).
 class PeerAllGather final : public PeerCollective {
 public:
-  PeerAllGather(PeerLink& link, int rank, int size, FrameBytes mine, std::vector<std::size_t> expected_bytes);
+  PeerAllGather(PeerLink& link, int rank, int size, FrameBytes mine, std::vector<std::size_t> expected_bytes,
+                std::size_t max_frame_bytes = std::size_t{64} << 20);
 
   [[nodiscard]] const char* name() const noexcept override { return "all-gather"; }
   void start() override;
@@ -30,7 +33,8 @@ private:
   PeerLink& link_;
   int rank_;
   int size_;
-  std::vector<std::size_t> expected_;
+  BlockPieces pieces_;
+  std::vector<BlockPieces::Assembly> incoming_; ///< per rank
   std::vector<FrameBytes> blocks_;
   std::vector<bool> have_;
   int missing_ = 0;

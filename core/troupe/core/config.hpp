@@ -36,6 +36,7 @@ struct Knobs {
   bool tls;                               ///< TROUPE_TLS
   std::size_t ring_chunk_bytes;           ///< TROUPE_RING_CHUNK_KIB (in KiB)
   std::size_t halving_doubling_max_bytes; ///< TROUPE_HALVING_DOUBLING_MAX_KIB (in KiB)
+  std::size_t max_frame_bytes;            ///< TROUPE_MAX_FRAME_MIB (in MiB)
   std::string scheduler_policy;           ///< TROUPE_SCHEDULER_POLICY
   std::string kernels;                    ///< TROUPE_KERNELS
 };

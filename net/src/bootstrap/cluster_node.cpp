@@ -63,6 +63,7 @@ DataPlaneSetup data_plane_setup(int rank, const std::vector<std::string>& task_n
   const auto& k = knobs();
   DataPlaneSetup setup;
   setup.tls = tls;
+  setup.max_frame_bytes = static_cast<uint32_t>(k.max_frame_bytes);
   setup.rank = rank;
   setup.task_names = task_names;
   setup.key = auth::derive_key(k.cluster_token, auth::Purpose::data_plane);
@@ -199,24 +200,18 @@ void ClusterNode::join() {
     gate.key = control_key;
     gate.spec_fingerprint = spec.fingerprint();
     gate.rank = member_index_;
-    gate.tls = tls != nullptr;
+    gate.tls = tls;
     gate.handshake_timeout =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::duration<double>(k.handshake_timeout_seconds));
     auto basp = system_.middleman().named_broker<caf::io::basp_broker>(caf::atom("BASP"));
     gate.admit = [this, basp, tls, node = caf::actor_cast<caf::strong_actor_ptr>(node_),
-                  port = my_address.port](int fd) {
+                  port = my_address.port](int fd, SSL* ssl) {
       caf::io::scribe_ptr scribe;
       if (!tls) {
         scribe = system_.middleman().backend().new_scribe(fd);
       } else {
-        try { // TLS from here on: the client's hello follows troupe's handshake
-          scribe = caf::make_counted<TlsScribe>(default_multiplexer_of(system_.middleman().backend()), fd, tls,
-                                                TlsSession::Role::server);
-        } catch (const std::exception& e) {
-          TROUPE_LOG(error, "net") << e.what();
-          ::close(fd);
-          return;
-        }
+        // The gate completed TLS: the scribe takes the established session.
+        scribe = caf::make_counted<TlsScribe>(default_multiplexer_of(system_.middleman().backend()), fd, tls, ssl);
       }
       caf::anon_send(basp, caf::publish_atom_v, std::move(scribe), port, node, std::set<std::string>{});
     };

@@ -20,6 +20,8 @@
 
 #include <troupe/core/log.hpp>
 #include <troupe/net/auth/connection_auth.hpp>
+#include <troupe/net/auth/refusal_log.hpp>
+#include <troupe/net/tls/tls_handshake.hpp>
 
 namespace troupe::internal {
 
@@ -92,20 +94,32 @@ std::string seconds_of(std::chrono::milliseconds t) {
 
 // One connection in the handshake: what it still has to send or receive.
 struct ControlPlaneGate::Pending {
-  enum class Step { hello, proof, answer };
+  enum class Step {
+    hello, ///< reading the DialerHello
+    proof, ///< reading the dialer's proof
+    tls,   ///< TROUPE_TLS=1: the server's side of TLS, after the verdict left
+  };
   int fd = -1;
   std::string address;
   Clock::time_point deadline;
-  auth::AcceptorHandshake handshake;
+  std::unique_ptr<auth::AcceptorHandshake> handshake;
   Step step = Step::hello;
   std::vector<char> in;   ///< what was read of the current message
   std::size_t want = sizeof(auth::DialerHello);
   std::vector<char> out;  ///< what is left to send
-  bool admit_after = false; ///< after `out` left: hand on (else close, or read the proof)
-  bool close_after = false;
+  bool admit_after = false; ///< after `out` left: hand on (through TLS first, when on)
+  bool close_after = false; ///< after `out` left: close (a refusal)
   /// Told once `out` (the refusal) left: the node may end the process at
   /// once, and the dialer must learn why first.
   std::optional<GateRefusal> report;
+  std::unique_ptr<TlsHandshake> tls;
+  short tls_wait = POLLIN; ///< what the TLS handshake waits for
+
+  [[nodiscard]] short events() const noexcept {
+    if (step == Step::tls)
+      return tls_wait;
+    return out.empty() ? POLLIN : POLLOUT;
+  }
 };
 
 std::unique_ptr<ControlPlaneGate> ControlPlaneGate::open(ControlPlaneGateSetup setup, std::string& why) {
@@ -139,58 +153,127 @@ ControlPlaneGate::~ControlPlaneGate() {
 
 void ControlPlaneGate::run() {
   std::list<Pending> pending;
-  // Closes a connection, logging why once: the node actor logs a refused claim.
+  // Closes a connection, logging why once (within the refusal log's bound):
+  // the node actor logs a refused claim.
   auto drop = [&](std::list<Pending>::iterator p, const std::string& why) {
     ::close(p->fd);
     if (p->report && setup_.refused)
       setup_.refused(*p->report);
-    else if (p->report)
-      TROUPE_LOG(warning, "net") << "control port: refused the connection from " << p->address << ": "
-                                 << p->report->why;
-    else
-      TROUPE_LOG(warning, "net") << "control port: closed the connection from " << p->address << ": " << why;
+    else if (refusal_log_allowed())
+      TROUPE_LOG(warning, "net") << "control port: " << (p->report ? "refused" : "closed") << " the connection from "
+                                 << p->address << ": " << (p->report ? p->report->why : why);
     return pending.erase(p);
   };
-  // After on_hello or on_proof: what to send, and what follows it.
+  // After the hello or the proof: what to send, and what follows it; "" or
+  // why the connection is closed at once.
   auto after_message = [&](Pending& p) -> std::string {
+    auto& handshake = *p.handshake;
     if (p.step == Pending::Step::hello) {
-      if (auto why = p.handshake.on_hello(p.in); !why.empty()) {
-        if (p.handshake.refusal() == auth::HelloRefusal::none)
+      if (auto why = handshake.on_hello(p.in); !why.empty()) {
+        if (handshake.refusal() == auth::HelloRefusal::none)
           return why; // not troupe's handshake: nothing to answer
-        p.out = p.handshake.challenge(); // the refusal, so that the dialer learns why
+        p.out = handshake.challenge(); // the refusal, so that the dialer learns why
         p.close_after = true;
         p.report = GateRefusal{p.address,
-                               p.handshake.dialer_rank(),
-                               p.handshake.dialer_pid(),
+                               handshake.dialer_rank(),
+                               handshake.dialer_pid(),
                                false,
-                               p.handshake.refusal() == auth::HelloRefusal::spec,
-                               p.handshake.refusal() == auth::HelloRefusal::tls,
-                               p.handshake.dialer_spec_fingerprint(),
+                               handshake.refusal() == auth::HelloRefusal::spec,
+                               handshake.refusal() == auth::HelloRefusal::tls,
+                               handshake.dialer_spec_fingerprint(),
                                why};
         return {};
       }
-      p.out = p.handshake.challenge();
+      p.out = handshake.challenge();
       p.step = Pending::Step::proof;
       p.want = auth::mac_bytes;
       return {};
     }
-    if (!p.handshake.on_proof(p.in)) {
-      p.out = p.handshake.verdict(auth::Verdict::wrong_key);
+    if (!handshake.on_proof(p.in)) {
+      p.out = handshake.verdict(auth::Verdict::wrong_key);
       p.close_after = true;
-      p.report = GateRefusal{p.address, p.handshake.dialer_rank(), p.handshake.dialer_pid(), true, false, false,
-                             p.handshake.dialer_spec_fingerprint(), "it cannot prove the cluster token"};
+      p.report = GateRefusal{p.address, handshake.dialer_rank(), handshake.dialer_pid(), true, false, false,
+                             handshake.dialer_spec_fingerprint(), "it cannot prove the cluster token"};
       return {};
     }
     // Who may join is the node actor's call, on the hello that follows.
-    p.out = p.handshake.verdict(auth::Verdict::accepted);
+    p.out = handshake.verdict(auth::Verdict::accepted);
     p.admit_after = true;
     return {};
   };
+  // Advances `p`'s TLS handshake: "" (done: `ssl` set, or waiting) or why it failed.
+  auto advance_tls = [&](Pending& p, SSL*& ssl) -> std::string {
+    std::string why;
+    switch (p.tls->advance(why)) {
+      case TlsHandshake::Step::done: ssl = p.tls->release(); return {};
+      case TlsHandshake::Step::want_read: p.tls_wait = POLLIN; return {};
+      case TlsHandshake::Step::want_write: p.tls_wait = POLLOUT; return {};
+      case TlsHandshake::Step::failed: return why;
+    }
+    return why;
+  };
+  // Serves one ready connection: "" while it goes on, else why it ends;
+  // `admit` set (with `ssl` under TLS) when it is to be handed on.
+  auto serve = [&](Pending& p, bool& admit, SSL*& ssl, bool& gone) -> std::string {
+    if (p.step == Pending::Step::tls) {
+      auto why = advance_tls(p, ssl);
+      admit = why.empty() && ssl != nullptr;
+      return why;
+    }
+    if (!p.out.empty()) {
+      const ssize_t n = ::send(p.fd, p.out.data(), p.out.size(), MSG_NOSIGNAL);
+      const int error = errno;
+      if (n < 0 && error != EAGAIN && error != EINTR)
+        return std::string("it went away: ") + std::strerror(error);
+      if (n > 0)
+        p.out.erase(p.out.begin(), p.out.begin() + n);
+      if (!p.out.empty())
+        return {};
+      if (p.close_after) {
+        gone = true; // refused, and the dialer was told why
+        return {};
+      }
+      if (p.admit_after && !setup_.tls) {
+        admit = true;
+        return {};
+      }
+      if (p.admit_after) { // TLS before CAF gets the socket, within the same deadline
+        p.step = Pending::Step::tls;
+        p.tls = std::make_unique<TlsHandshake>(*setup_.tls, p.fd, TlsHandshake::Role::server);
+        if (auto why = advance_tls(p, ssl); !why.empty())
+          return why;
+        admit = ssl != nullptr;
+      }
+      return {};
+    }
+    const auto have = p.in.size();
+    p.in.resize(p.want);
+    const ssize_t n = ::recv(p.fd, p.in.data() + have, p.want - have, 0);
+    const int error = errno;
+    p.in.resize(have + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+    if (n == 0)
+      return "it closed the connection after " + std::to_string(have) + " bytes of troupe's handshake";
+    if (n < 0 && error != EAGAIN && error != EINTR)
+      return std::string("it went away: ") + std::strerror(error);
+    if (p.step == Pending::Step::hello && have < auth::AcceptorHandshake::opening_bytes
+        && p.in.size() >= auth::AcceptorHandshake::opening_bytes)
+      if (auto why = auth::AcceptorHandshake::check_opening(p.in); !why.empty())
+        return why; // not troupe: no need to wait for the rest
+    if (p.in.size() < p.want)
+      return {};
+    auto why = after_message(p);
+    p.in.clear();
+    return why;
+  };
+  auto accept_paused_until = Clock::now();
   for (;;) {
-    std::vector<pollfd> fds{{listener_, POLLIN, 0}, {wake_, POLLIN, 0}};
+    const bool accepting = Clock::now() >= accept_paused_until;
+    std::vector<pollfd> fds{{listener_, static_cast<short>(accepting ? POLLIN : 0), 0}, {wake_, POLLIN, 0}};
     auto next_deadline = Clock::now() + std::chrono::seconds(1);
+    if (!accepting)
+      next_deadline = std::min(next_deadline, accept_paused_until);
     for (const auto& p : pending) {
-      fds.push_back({p.fd, static_cast<short>(p.out.empty() ? POLLIN : POLLOUT), 0});
+      fds.push_back({p.fd, p.events(), 0});
       next_deadline = std::min(next_deadline, p.deadline);
     }
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_deadline - Clock::now()).count();
@@ -205,51 +288,25 @@ void ControlPlaneGate::run() {
     // Connections in the handshake (in the order of `fds`).
     auto p = pending.begin();
     for (std::size_t i = 2; i < fds.size(); ++i) {
-      const auto revents = fds[i].revents;
-      if (revents == 0) {
+      if (fds[i].revents == 0) {
         ++p;
         continue;
       }
-      std::string why;
+      bool admit = false;
       bool gone = false;
+      SSL* ssl = nullptr;
+      std::string why;
       try {
-        if (!p->out.empty()) {
-          const ssize_t n = ::send(p->fd, p->out.data(), p->out.size(), MSG_NOSIGNAL);
-          const int error = errno;
-          if (n < 0 && error != EAGAIN && error != EINTR)
-            why = std::string("it went away: ") + std::strerror(error);
-          else if (n > 0)
-            p->out.erase(p->out.begin(), p->out.begin() + n);
-          if (why.empty() && p->out.empty()) {
-            if (p->close_after) {
-              gone = true; // refused, and the dialer was told why
-            } else if (p->admit_after) {
-              const int fd = std::exchange(p->fd, -1);
-              p = pending.erase(p);
-              setup_.admit(fd);
-              continue;
-            }
-          }
-        } else {
-          const auto have = p->in.size();
-          p->in.resize(p->want);
-          const ssize_t n = ::recv(p->fd, p->in.data() + have, p->want - have, 0);
-          const int error = errno;
-          p->in.resize(have + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
-          if (n == 0)
-            why = "it closed the connection after " + std::to_string(have) + " bytes of troupe's handshake";
-          else if (n < 0 && error != EAGAIN && error != EINTR)
-            why = std::string("it went away: ") + std::strerror(error);
-          else if (p->step == Pending::Step::hello && have < auth::AcceptorHandshake::opening_bytes
-                   && p->in.size() >= auth::AcceptorHandshake::opening_bytes)
-            why = auth::AcceptorHandshake::check_opening(p->in); // not troupe: no need to wait for the rest
-          if (why.empty() && p->in.size() == p->want) {
-            why = after_message(*p);
-            p->in.clear();
-          }
-        }
+        why = serve(*p, admit, ssl, gone);
       } catch (const std::exception& e) { // OpenSSL failed: end this handshake, not the gate
         why = std::string("the handshake failed here: ") + e.what();
+      }
+      if (admit) {
+        // Handed on outside the try: the socket is the node's now, whatever admit does.
+        const int fd = std::exchange(p->fd, -1);
+        p = pending.erase(p);
+        setup_.admit(fd, ssl);
+        continue;
       }
       if (!why.empty() || gone)
         p = drop(p, why);
@@ -258,37 +315,51 @@ void ControlPlaneGate::run() {
     }
     const auto now = Clock::now();
     for (auto q = pending.begin(); q != pending.end();)
-      q = q->deadline <= now ? drop(q, "it did not complete troupe's handshake within "
-                                         + seconds_of(setup_.handshake_timeout)
+      q = q->deadline <= now ? drop(q, std::string("it did not complete ")
+                                         + (q->step == Pending::Step::tls ? "TLS" : "troupe's handshake")
+                                         + " within " + seconds_of(setup_.handshake_timeout)
                                          + " (TROUPE_HANDSHAKE_TIMEOUT_SECONDS)")
                              : std::next(q);
     // New connections, after the old ones were served: their fds are not in `fds`.
-    if (fds[0].revents != 0) {
-      for (;;) {
-        sockaddr_storage peer{};
-        socklen_t len = sizeof peer;
-        const int fd = ::accept4(listener_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
-          break; // EAGAIN, or a connection that went before it was taken
-        const auto address = address_of(peer);
-        if (pending.size() >= setup_.max_pending) {
+    if (fds[0].revents == 0)
+      continue;
+    for (;;) {
+      sockaddr_storage peer{};
+      socklen_t len = sizeof peer;
+      const int fd = ::accept4(listener_, reinterpret_cast<sockaddr*>(&peer), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          // Out of descriptors or memory: the listener stays readable, so
+          // pause accepting instead of spinning; connections wait in the backlog.
+          if (refusal_log_allowed())
+            TROUPE_LOG(error, "net") << "control port: cannot accept a connection (" << std::strerror(errno)
+                                     << "); trying again in 100 ms";
+          accept_paused_until = Clock::now() + std::chrono::milliseconds(100);
+        }
+        break; // EAGAIN, or a connection that went before it was taken
+      }
+      const auto address = address_of(peer);
+      if (pending.size() >= setup_.max_pending) {
+        if (refusal_log_allowed())
           TROUPE_LOG(warning, "net") << "control port: refused the connection from " << address << ": "
                                      << pending.size() << " connections are already in the handshake";
-          ::close(fd);
-          continue;
-        }
-        const int on = 1;
-        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-        try {
-          pending.push_back(Pending{fd, address, now + setup_.handshake_timeout,
-                                    auth::AcceptorHandshake(setup_.key, auth::Purpose::control_plane,
-                                                            setup_.spec_fingerprint, setup_.rank, setup_.tls),
-                                    Pending::Step::hello, {}, sizeof(auth::DialerHello), {}, false, false,
-                                    std::nullopt});
-        } catch (const std::exception& e) { // no nonce from OpenSSL
+        ::close(fd);
+        continue;
+      }
+      const int on = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+      try {
+        Pending entry;
+        entry.fd = fd;
+        entry.address = address;
+        entry.deadline = now + setup_.handshake_timeout;
+        entry.handshake = std::make_unique<auth::AcceptorHandshake>(
+          setup_.key, auth::Purpose::control_plane, setup_.spec_fingerprint, setup_.rank, setup_.tls != nullptr);
+        pending.push_back(std::move(entry));
+      } catch (const std::exception& e) { // no nonce from OpenSSL
+        if (refusal_log_allowed())
           TROUPE_LOG(error, "net") << "control port: refused the connection from " << address << ": " << e.what();
-          ::close(fd);
-        }
+        ::close(fd);
       }
     }
   }

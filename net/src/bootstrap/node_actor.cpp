@@ -1,5 +1,7 @@
 #include <troupe/net/bootstrap/node_actor.hpp>
 
+#include <troupe/net/auth/refusal_log.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -200,9 +202,13 @@ std::string NodeActor::refuse(const PeerClaim& claim, const std::string& who, co
   const auto refusal = handshake_.refusal(claim, holder, formed_);
   if (refusal.empty())
     return {};
-  TROUPE_LOG(error, "net") << "task " << setup_.me.task << " refused the process presenting itself as " << who
-                           << (from.empty() ? "" : " at " + from) << ": " << refusal;
-  refused_.push_back("the process presenting itself as " + who + ": " + refusal);
+  if (refusal_log_allowed())
+    TROUPE_LOG(error, "net") << "task " << setup_.me.task << " refused the process presenting itself as " << who
+                             << (from.empty() ? "" : " at " + from) << ": " << refusal;
+  // Kept for the error that names missing tasks, so only while the cluster
+  // forms and only the first few: strangers may keep claiming ranks later.
+  if (!formed_ && refused_.size() < max_refusals_kept)
+    refused_.push_back("the process presenting itself as " + who + ": " + refusal);
   // The refused process fails too; with another token or spec it was
   // started as the awaited task with other settings, and no other process
   // is going to come as that task.
@@ -221,13 +227,14 @@ void NodeActor::on_gate_refusal(const NodeGateRefusalMsg& msg) {
   const auto who = "\"" + task + "\" (pid " + std::to_string(msg.pid) + ")";
   if (!msg.other_token && !msg.other_spec && !msg.other_tls) {
     // Not a process of another cluster: a mix-up of ports or builds, told to the dialer.
-    TROUPE_LOG(error, "net") << "task " << setup_.me.task << " refused the process presenting itself as " << who
-                             << " at " << msg.address << ": " << msg.why;
+    if (refusal_log_allowed())
+      TROUPE_LOG(error, "net") << "task " << setup_.me.task << " refused the process presenting itself as " << who
+                               << " at " << msg.address << ": " << msg.why;
     return;
   }
   PeerClaim claim{msg.claimed_rank, in_range ? task : std::string{}, !msg.other_token, msg.spec_fingerprint,
                   msg.other_tls};
-  if (refuse(claim, who, msg.address).empty()) // unreachable: the gate refused it for its token or spec
+  if (refuse(claim, who, msg.address).empty() && refusal_log_allowed()) // unreachable: the gate refused it
     TROUPE_LOG(error, "net") << "task " << setup_.me.task << " refused the process presenting itself as " << who
                              << " at " << msg.address << ": " << msg.why;
 }

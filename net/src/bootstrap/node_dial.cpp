@@ -13,6 +13,7 @@
 #include <troupe/net/auth/connection_auth.hpp>
 #include <troupe/net/bootstrap/node_actor.hpp>
 #include <troupe/net/link/tcp_dial.hpp>
+#include <troupe/net/tls/tls_handshake.hpp>
 #include <troupe/net/tls/tls_scribe.hpp>
 
 namespace troupe::internal {
@@ -71,13 +72,22 @@ caf::expected<NodeActorHandle> dial_node(caf::actor_system& system, const NodeDi
   auto basp = middleman.named_broker<caf::io::basp_broker>(caf::atom("BASP"));
   caf::io::scribe_ptr scribe;
   if (me.tls) {
+    // TLS before CAF gets the socket, within what is left of the deadline.
+    std::string why;
+    SSL* ssl = tls_connect(*me.tls, dialed.fd, deadline, why);
+    caf::io::network::default_multiplexer* mpx = nullptr;
     try {
-      scribe = caf::make_counted<TlsScribe>(default_multiplexer_of(middleman.backend()), dialed.fd, me.tls,
-                                            TlsSession::Role::client);
+      mpx = ssl != nullptr ? &default_multiplexer_of(middleman.backend()) : nullptr;
     } catch (const std::exception& e) {
-      ::close(dialed.fd);
-      return caf::make_error(caf::sec::cannot_connect_to_node, e.what());
+      why = e.what();
     }
+    if (mpx == nullptr) {
+      TlsHandoff release(ssl);
+      ::close(dialed.fd);
+      return caf::make_error(caf::sec::cannot_connect_to_node, "TLS with " + host + ":" + std::to_string(port)
+                                                                 + " failed: " + why);
+    }
+    scribe = caf::make_counted<TlsScribe>(*mpx, dialed.fd, me.tls, ssl);
   } else {
     scribe = middleman.backend().new_scribe(dialed.fd);
   }

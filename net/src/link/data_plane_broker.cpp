@@ -13,7 +13,9 @@
 
 #include <troupe/core/log.hpp>
 #include <troupe/core/type_ids.hpp>
+#include <troupe/net/auth/refusal_log.hpp>
 #include <troupe/net/link/tcp_dial.hpp>
+#include <troupe/net/tls/tls_handshake.hpp>
 #include <troupe/net/tls/tls_scribe.hpp>
 
 namespace troupe::internal {
@@ -186,8 +188,9 @@ DataPlaneBroker::behavior_type DataPlaneBroker::make_behavior() {
       auto i = connections_.find(msg.hdl);
       if (i == connections_.end() || i->second.serial != msg.serial || i->second.rank >= 0)
         return;
-      TROUPE_LOG(error, "net") << "data plane: closing the connection from " << remote_addr(msg.hdl) << ":"
-                               << remote_port(msg.hdl) << ": it did not complete troupe's handshake within "
+      if (refusal_log_allowed())
+        TROUPE_LOG(error, "net") << "data plane: closing the connection from " << remote_addr(msg.hdl) << ":"
+                                 << remote_port(msg.hdl) << ": it did not complete troupe's handshake within "
                                << seconds_of(setup_.hello_timeout)
                                << " (TROUPE_HANDSHAKE_TIMEOUT_SECONDS); is something other than a troupe task "
                                   "connecting to this port?";
@@ -260,11 +263,13 @@ void DataPlaneBroker::on_header(caf::io::connection_handle hdl, Connection& conn
               "version " + std::to_string(FrameHeader::current_version) + " (run the same troupe build on every task)";
   else if (conn.rank < 0)
     garbled = "it sent a frame before the handshake"; // unreachable: the handshake reads first
-  else if (const auto limit = frame_payload_limit(header.type); !limit)
+  else if (const auto limit = frame_payload_limit(header.type, setup_.max_frame_bytes); !limit)
     garbled = "it sent a frame of unknown type " + std::to_string(static_cast<int>(header.type));
   else if (header.size > *limit)
     garbled = "its " + std::string(frame_type_name(header.type)) + " frame claims " + std::to_string(header.size)
-              + " payload bytes, more than the " + std::to_string(*limit) + " that frame type carries";
+              + " payload bytes, more than the " + std::to_string(*limit) + " that frame type carries"
+              + (header.type == FrameType::data ? " (TROUPE_MAX_FRAME_MIB; every worker must use the same value)"
+                                                : "");
   if (!garbled.empty()) {
     TROUPE_LOG(error, "net") << "data plane: closing the connection from " << remote_addr(hdl) << " ("
                              << task(conn.rank) << "): " << garbled;
@@ -289,8 +294,9 @@ void DataPlaneBroker::on_header(caf::io::connection_handle hdl, Connection& conn
 }
 
 void DataPlaneBroker::refuse(caf::io::connection_handle hdl, const std::string& why) {
-  TROUPE_LOG(error, "net") << "data plane: refused the connection from " << remote_addr(hdl) << ":"
-                           << remote_port(hdl) << ": " << why;
+  if (refusal_log_allowed())
+    TROUPE_LOG(error, "net") << "data plane: refused the connection from " << remote_addr(hdl) << ":"
+                             << remote_port(hdl) << ": " << why;
   close(hdl); // after what was written (a verdict) has left
   connections_.erase(hdl);
 }

@@ -1,13 +1,12 @@
 #include <troupe/net/tls/tls_scribe.hpp>
 
 #include <troupe/core/errors.hpp>
-#include <troupe/core/log.hpp>
 
 namespace troupe::internal {
 
 TlsScribe::TlsScribe(caf::io::network::default_multiplexer& mpx, caf::io::network::native_socket fd,
-                     std::shared_ptr<TlsContext> context, TlsSession::Role role)
-  : caf::io::scribe(caf::io::network::conn_hdl_from_socket(fd)), stream_(mpx, fd, std::move(context), fd, role) {}
+                     std::shared_ptr<TlsContext> context)
+  : caf::io::scribe(caf::io::network::conn_hdl_from_socket(fd)), stream_(mpx, fd, std::move(context), fd) {}
 
 TlsScribe::TlsScribe(caf::io::network::default_multiplexer& mpx, caf::io::network::native_socket fd,
                      std::shared_ptr<TlsContext> context, SSL* established)
@@ -68,18 +67,14 @@ TlsDoorman::TlsDoorman(caf::io::network::default_multiplexer& mpx, caf::io::netw
   : caf::io::network::doorman_impl(mpx, fd), context_(std::move(context)) {}
 
 bool TlsDoorman::new_connection() {
-  if (detached())
-    return false; // the broker let go of this doorman while the loop still had its events
-  auto& mpx = acceptor_.backend();
   const auto fd = acceptor_.accepted_socket();
-  caf::io::scribe_ptr scribe;
-  try {
-    scribe = caf::make_counted<TlsScribe>(mpx, fd, context_, TlsSession::Role::server);
-  } catch (const std::exception& e) { // OpenSSL could not start: this connection only
-    TROUPE_LOG(error, "net") << e.what();
+  if (detached()) { // the broker let go of this doorman while the loop still had its events
     caf::io::network::close_socket(fd);
-    return true;
+    return false;
   }
+  auto& mpx = acceptor_.backend();
+  // Never throws for OpenSSL: a session it cannot make fails the first read.
+  caf::io::scribe_ptr scribe = caf::make_counted<TlsScribe>(mpx, fd, context_);
   auto hdl = scribe->hdl();
   parent()->add_scribe(std::move(scribe));
   return doorman::new_connection(&mpx, hdl);

@@ -11,8 +11,9 @@
 //   2. per connection, run the acceptor's side of the handshake: fixed-size
 //      messages, at most `max_pending` connections at once, each closed
 //      unless it completes within `handshake_timeout`;
-//   3. a proven dialer: `admit(fd)` (ClusterNode gives the socket to BASP
-//      with the node actor as the published actor);
+//   3. with TROUPE_TLS=1, the server's side of TLS, within the same deadline;
+//   4. a proven dialer: `admit(fd, tls)` (ClusterNode gives the socket to
+//      BASP with the node actor as the published actor);
 //      a refused one: logged once with its address and why, and when it
 //      claimed a rank, `refused(...)` tells the node actor.
 //
@@ -27,7 +28,10 @@
 #include <string>
 #include <thread>
 
+#include <openssl/types.h>
+
 #include <troupe/net/auth/cluster_auth.hpp>
+#include <troupe/net/tls/tls_context.hpp>
 
 namespace troupe::internal {
 
@@ -49,12 +53,14 @@ struct ControlPlaneGateSetup {
   auth::Key key{};        ///< the control plane's key (auth::derive_key)
   uint64_t spec_fingerprint = 0;
   int rank = -1;          ///< this task's member index
-  bool tls = false;       ///< TROUPE_TLS=1 here (a dialer must agree; admit then starts TLS)
+  /// TROUPE_TLS=1 here: a dialer must agree, and TLS's handshake (server
+  /// side) completes within the same deadline before `admit`. Null: in clear.
+  std::shared_ptr<TlsContext> tls;
   std::chrono::milliseconds handshake_timeout{10000};
   std::size_t max_pending = 64;
-  /// A connection whose dialer proved the key; takes the socket (called on
-  /// the gate's thread).
-  std::function<void(int fd)> admit;
+  /// A connection whose dialer proved the key; takes the socket and, under
+  /// TLS, the established session (else null). Called on the gate's thread.
+  std::function<void(int fd, SSL* tls)> admit;
   /// A dialer refused after it claimed a rank (called on the gate's thread).
   std::function<void(const GateRefusal&)> refused;
 };

@@ -191,8 +191,10 @@ private:
   std::set<int> rejoined_;  ///< ranks whose process was restarted and taken back: no data plane
   std::map<caf::actor_addr, int> rank_of_;
   std::vector<caf::response_promise> waiting_;
-  /// Processes refused at the handshake, for the error that names missing tasks.
+  /// Processes refused while the cluster formed (the first
+  /// max_refusals_kept), for the error that names missing tasks.
   std::vector<std::string> refused_;
+  static constexpr std::size_t max_refusals_kept = 16;
   std::vector<caf::actor> watchers_;
   std::map<int, TaskLostMsg> verdicts_; ///< by member index, for watchers that come later
   std::map<int, std::string> farewells_; ///< job errors members said before leaving

@@ -28,6 +28,7 @@ struct DataPlaneSetup {
   std::string bind_host;               ///< "" = every interface
   uint16_t port = 0;                   ///< 0 = any free port
   std::string port_origin;             ///< where a fixed `port` came from, for errors (the variable)
+  uint32_t max_frame_bytes = uint32_t{64} << 20; ///< most payload of a data frame (TROUPE_MAX_FRAME_MIB)
   /// TROUPE_TLS=1: every connection runs TLS from its first byte, troupe's
   /// handshake inside it; null: in clear.
   std::shared_ptr<TlsContext> tls;

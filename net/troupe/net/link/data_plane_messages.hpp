@@ -20,7 +20,7 @@
 
 namespace troupe::internal {
 
-class TlsHandoff; // net/tls/tls_session.hpp
+class TlsHandoff; // net/tls/tls_handshake.hpp
 
 /// Where another task's data plane listens.
 struct DataPlanePeer {

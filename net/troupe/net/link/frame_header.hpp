@@ -48,14 +48,15 @@ static_assert(sizeof(FrameHeader) == 40);
 inline constexpr uint32_t max_control_payload_bytes = uint32_t{64} << 20;
 
 /// How many payload bytes a frame of `type` may carry; nullopt for a type
-/// this protocol version does not have. A data frame is bounded by its
-/// 32-bit size field only: it carries an algorithm's block of a tensor.
-[[nodiscard]] constexpr std::optional<uint32_t> frame_payload_limit(FrameType type) {
+/// this protocol version does not have. A data frame carries at most
+/// `max_data_bytes` (TROUPE_MAX_FRAME_MIB): collectives send larger blocks
+/// of a tensor in pieces.
+[[nodiscard]] constexpr std::optional<uint32_t> frame_payload_limit(FrameType type, uint32_t max_data_bytes) {
   switch (type) {
     case FrameType::announce:
     case FrameType::abort:
     case FrameType::run_done: return max_control_payload_bytes;
-    case FrameType::data: return UINT32_MAX;
+    case FrameType::data: return max_data_bytes;
     case FrameType::bye: return 0;
   }
   return std::nullopt;

@@ -19,9 +19,11 @@ namespace troupe::internal {
 /// shape this copies). Made on any thread; used on the middleman's.
 class TlsScribe : public caf::io::scribe {
 public:
+  /// The server side of a connection CAF accepted (TlsDoorman): the
+  /// handshake finishes inside the first reads.
   TlsScribe(caf::io::network::default_multiplexer& mpx, caf::io::network::native_socket fd,
-            std::shared_ptr<TlsContext> context, TlsSession::Role role);
-  /// Over `established`, a client session whose handshake completed (tls_connect).
+            std::shared_ptr<TlsContext> context);
+  /// Over `established`, a session whose handshake completed (either side).
   TlsScribe(caf::io::network::default_multiplexer& mpx, caf::io::network::native_socket fd,
             std::shared_ptr<TlsContext> context, SSL* established);
 
