@@ -1,105 +1,17 @@
 #include <troupe/datasets/tfrecord_dataset.hpp>
 
-#include <array>
-#include <cinttypes>
-#include <cstdio>
-#include <optional>
-
-#include <troupe/core/errors.hpp>
-#include <troupe/core/tensor.hpp>
-#include <troupe/core/crc32c.hpp>
-#include <troupe/datasets/file_reader.hpp>
 #include <troupe/datasets/file_source.hpp>
+#include <troupe/datasets/tfrecord_reader.hpp>
 
 namespace troupe {
 
 namespace {
 
 constexpr const char* who = "TFRecordDataset";
-constexpr std::size_t header_bytes = 12; // uint64 length, masked CRC of the length
-constexpr std::size_t footer_bytes = 4;  // masked CRC of the data
-
-uint64_t load_le(const unsigned char* p, std::size_t bytes) {
-  uint64_t value = 0;
-  for (std::size_t i = 0; i < bytes; ++i)
-    value |= uint64_t{p[i]} << (8 * i);
-  return value;
-}
-
-std::string hex32(uint32_t value) {
-  std::array<char, 16> text{};
-  std::snprintf(text.data(), text.size(), "0x%08" PRIx32, value);
-  return text.data();
-}
-
-/// Reads the records of one file, checking both CRCs of each.
-class RecordReader {
-public:
-  explicit RecordReader(const std::string& path) : file_(who, path) {}
-
-  /// The next record's bytes, or nothing at the end of the file.
-  std::optional<Tensor> next() {
-    const uint64_t start = file_.offset();
-    std::array<unsigned char, header_bytes> header{};
-    std::size_t got = file_.read(header.data(), header.size());
-    if (got == 0)
-      return std::nullopt;
-    if (got < header.size())
-      truncated(start, header.size(), got, "bytes of record header (length and its CRC)");
-    const uint64_t length = load_le(header.data(), 8);
-    check_crc(start, "length", static_cast<uint32_t>(load_le(header.data() + 8, 4)),
-              internal::crc32c(header.data(), 8));
-
-    // A regular file tells how much is left: a length beyond it is truncation,
-    // found out before allocating the record.
-    if (const auto size = file_.size(); size && *size >= file_.offset()) {
-      const uint64_t left = *size - file_.offset();
-      if (left < length)
-        truncated(start, length, left, "bytes of data");
-    }
-    Tensor record = Tensor::empty(Shape{static_cast<int64_t>(length)}, DType::uint8);
-    std::byte* data = record.mutable_raw_data();
-    got = file_.read(data, length);
-    if (got < length)
-      truncated(start, length, got, "bytes of data");
-    std::array<unsigned char, footer_bytes> footer{};
-    got = file_.read(footer.data(), footer.size());
-    if (got < footer.size())
-      truncated(start, footer.size(), got, "bytes of data CRC");
-    check_crc(start, "data", static_cast<uint32_t>(load_le(footer.data(), 4)),
-              internal::crc32c(data, length));
-    return record;
-  }
-
-private:
-  [[noreturn]] void truncated(uint64_t start, uint64_t expected, uint64_t found,
-                              const char* what) const {
-    fail(Errc::data_loss, std::string(who) + ": truncated record at byte offset "
-                            + std::to_string(start) + " of " + internal::quoted(file_.path())
-                            + ": expected " + std::to_string(expected) + " " + what + ", found "
-                            + std::to_string(found)
-                            + " (the file was cut short, or is still being written)");
-  }
-
-  void check_crc(uint64_t start, const char* what, uint32_t stored, uint32_t crc) const {
-    const uint32_t computed = internal::crc32c_mask(crc);
-    if (stored == computed)
-      return;
-    std::string message = std::string(who) + ": corrupted record at byte offset "
-                          + std::to_string(start) + " of " + internal::quoted(file_.path()) + ": "
-                          + what + " CRC mismatch (stored " + hex32(stored) + ", computed "
-                          + hex32(computed) + ")";
-    if (start == 0 && std::string_view(what) == "length")
-      message += "; is it a TFRecord file? (compressed TFRecord files are not supported)";
-    fail(Errc::data_loss, message);
-  }
-
-  internal::FileReader file_;
-};
 
 } // namespace
 
 TFRecordDataset::TFRecordDataset(std::vector<std::string> filenames)
-  : Dataset(std::make_shared<internal::FileSourceNode<RecordReader>>(who, std::move(filenames))) {}
+  : Dataset(std::make_shared<internal::FileSourceNode<internal::TFRecordReader>>(who, std::move(filenames))) {}
 
 } // namespace troupe

@@ -29,22 +29,6 @@ std::string error_text(caf::actor_system& system, const caf::error& err) {
 
 } // namespace
 
-// -- wire messages ----------------------------------------------------------------
-
-std::chrono::milliseconds default_commit_timeout() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-    std::chrono::duration<double>(knobs().collective_timeout_seconds));
-}
-
-caf::error unknown_enum_value(const char* what, unsigned value) {
-  return caf::make_error(Errc::data_loss, "cannot deserialize " + std::string{what} + ": unknown value " +
-                                            std::to_string(value) + " (a newer or corrupt peer)");
-}
-
-void add_coordinator_types(caf::actor_system_config& cfg) {
-  cfg.add_message_types<caf::id_block::troupe_coordinator>();
-}
-
 // -- CoordinatorActor -------------------------------------------------------------
 
 CoordinatorActor::CoordinatorActor(caf::actor_config& cfg, CoordinatorOptions options)
