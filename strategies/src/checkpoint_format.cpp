@@ -1,5 +1,6 @@
 #include <troupe/strategies/checkpoint_format.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -146,6 +147,22 @@ private:
   std::size_t offset_ = 0;
 };
 
+/// Whether `shape` has exactly `elements` elements, without computing a
+/// product that dimensions read from a corrupt file could overflow (a shape
+/// of 2^33 x 2^33 wraps around to 0 in Shape::num_elements).
+bool holds_elements(const Shape& shape, uint64_t elements) {
+  const auto& dims = shape.dims();
+  if (std::find(dims.begin(), dims.end(), 0) != dims.end())
+    return elements == 0;
+  uint64_t product = 1;
+  for (int64_t d : dims) {
+    if (product > elements / static_cast<uint64_t>(d))
+      return false;
+    product *= static_cast<uint64_t>(d);
+  }
+  return product == elements;
+}
+
 } // namespace
 
 std::map<std::string, CheckpointEntry> parse_checkpoint(const std::string& data,
@@ -184,7 +201,7 @@ std::map<std::string, CheckpointEntry> parse_checkpoint(const std::string& data,
     const auto nbytes = in.get_le<uint64_t>("the byte count of " + label);
     // Checked without multiplying first, so huge corrupt dimensions cannot overflow.
     const uint64_t elements = nbytes / size_of(dtype);
-    if (nbytes % size_of(dtype) != 0 || static_cast<uint64_t>(shape.num_elements()) != elements)
+    if (nbytes % size_of(dtype) != 0 || !holds_elements(shape, elements))
       in.corrupt(label + " of " + describe(dtype, shape) + " says it has " + std::to_string(nbytes) + " bytes");
     const char* bytes = in.take(nbytes, "the data of " + label);
     const auto stored = in.get_le<uint32_t>("the checksum of " + label);

@@ -14,6 +14,9 @@
 #include <support/test_process.hpp>
 #include <support/temp_files.hpp>
 
+#include <troupe/core/crc32c.hpp>
+#include <troupe/strategies/checkpoint_format.hpp>
+
 using namespace troupe;
 using Catch::Matchers::Contains;
 using troupe::testing::cpu_devices;
@@ -226,6 +229,36 @@ TEST_CASE("a corrupted checkpoint is data loss and changes nothing", "[strategie
   // The good checkpoint still restores.
   model.checkpoint().restore(good);
   CHECK(model.w.value(1).to_vector<float>() == std::vector<float>{1, 2, 3, 4, 5, 6});
+}
+
+TEST_CASE("a checkpoint whose shape overflows the element count is data loss", "[strategies][checkpoint]") {
+  // Found by fuzz/checkpoint_fuzz (fuzz/corpus/checkpoint/regression-shape-overflow):
+  // float32 of shape (2^33, 2^33) with 0 bytes. The element count 2^66 wrapped
+  // to 0, matched the byte count, and the file parsed into a tensor whose
+  // shape claims 2^66 elements over no memory.
+  std::string bytes = "TROUPECK";
+  auto put = [&bytes](uint64_t value, int n) {
+    for (int i = 0; i < n; ++i)
+      bytes.push_back(static_cast<char>(value >> (8 * i)));
+  };
+  put(1, 4); // format version
+  put(1, 4); // one variable
+  put(1, 4); // name length
+  bytes += "v";
+  put(static_cast<uint8_t>(DType::float32), 1);
+  put(2, 4); // rank
+  put(uint64_t{1} << 33, 8);
+  put(uint64_t{1} << 33, 8);
+  put(0, 8); // byte count
+  put(internal::crc32c(bytes.data(), 0), 4);
+  put(internal::crc32c(bytes.data(), bytes.size()), 4);
+  try {
+    (void)internal::parse_checkpoint(bytes, "overflow.ckpt");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::data_loss);
+    CHECK_THAT(e.what(), Contains("variable 1 of 1 ('v') of float32 (8589934592, 8589934592) says it has 0 bytes"));
+  }
 }
 
 TEST_CASE("restoring a checkpoint of a different model is an error naming the variable", "[strategies][checkpoint]") {
