@@ -7,6 +7,7 @@
 // "Parameter servers".
 
 #include <compare>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -126,11 +127,16 @@ typename Inspector::result_type inspect(Inspector& f, ShardUpdate& x) {
   // The op travels as its underlying byte; an unknown byte is refused when the
   // server validates the update.
   auto check_hyper = [&x]() -> caf::error {
-    if (x.hyper.size() <= max_update_hyper)
-      return caf::error{};
-    return caf::make_error(Errc::data_loss, "a ShardUpdate carries " + std::to_string(x.hyper.size())
-                                              + " hyperparameters; at most "
-                                              + std::to_string(max_update_hyper) + " are accepted");
+    if (x.hyper.size() > max_update_hyper)
+      return caf::make_error(Errc::data_loss, "a ShardUpdate carries " + std::to_string(x.hyper.size())
+                                                + " hyperparameters; at most "
+                                                + std::to_string(max_update_hyper) + " are accepted");
+    // CAF 0.17's pack754 never returns for an infinite double: a received
+    // infinity would hang whoever serializes this update again.
+    for (double h : x.hyper)
+      if (std::isinf(h))
+        return caf::make_error(Errc::data_loss, "a ShardUpdate carries an infinite hyperparameter");
+    return caf::error{};
   };
   return f(caf::meta::type_name("troupe::ShardUpdate"), x.key, x.op, x.value, x.hyper,
            caf::meta::load_callback(check_hyper));
