@@ -271,6 +271,13 @@ Topology Topology::from_serialized(std::string_view serialized) {
   if (num_tpu_devices_per_task < 0)
     fail(Errc::invalid_argument,
          "`num_tpu_devices_per_task` must be >= 0; got " + std::to_string(num_tpu_devices_per_task));
+  // Each count alone is bounded too: with 0 devices per task (or 0 tasks) the
+  // product below is 0 whatever the other claims, and device_coordinates()
+  // allocates per task (fuzz/tpu_topology_fuzz: 2^28 tasks, 6 GiB).
+  if (num_tasks > max_mesh_positions || num_tpu_devices_per_task > max_mesh_positions)
+    fail(Errc::invalid_argument, "`num_tasks` (" + std::to_string(num_tasks) + ") and `num_tpu_devices_per_task` ("
+                                   + std::to_string(num_tpu_devices_per_task) + ") must each be at most "
+                                   + std::to_string(max_mesh_positions));
   // num_tasks * num_tpu_devices_per_task fits in 62 bits; times 4 it might not, so divide instead.
   const auto coordinates = topology.coordinates_.size();
   if (coordinates % mesh.size() != 0

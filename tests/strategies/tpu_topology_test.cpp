@@ -216,3 +216,11 @@ TEST_CASE("Topology: malformed serialized bytes are refused with what is wrong",
              Catch::Contains("positions"));
   CHECK(error_code_of([&] { (void)Topology::from_serialized(bytes({0x0b})); }) == Errc::invalid_argument);
 }
+
+TEST_CASE("Topology: serialized bytes may not claim more tasks than a mesh has positions", "[tpu]") {
+  // Found by fuzz/tpu_topology_fuzz (fuzz/corpus/tpu_topology/regression-many-empty-tasks):
+  // 2^28 - 1 tasks of 0 devices each passed the tasks * devices check, and
+  // device_coordinates() then allocated 6 GiB for the empty tasks.
+  const std::string bytes("\x0a\x04\x25\x01\x01\x01\x10\xff\xff\x26\x10\xff\xff\xff\xff\x00", 16);
+  CHECK(error_code_of([&] { (void)Topology::from_serialized(bytes); }) == Errc::invalid_argument);
+}
