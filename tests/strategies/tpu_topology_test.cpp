@@ -206,10 +206,11 @@ TEST_CASE("Topology: malformed serialized bytes are refused with what is wrong",
              Catch::Contains("longer than 64 bits"));
   CHECK_THAT(message(bytes({0x0b})), Catch::Contains("wire type 3"));
   CHECK_THAT(message(bytes({0x00})), Catch::Contains("field number 0"));
-  // Counts whose product overflows 64 bits are compared without overflow.
+  // Huge counts are refused one by one, before their product is formed.
   CHECK_THAT(message(bytes({0x0a, 0x04, 0x02, 0x02, 0x01, 0x02, 0x10, 0xff, 0xff, 0xff, 0xff, 0x07, 0x18, 0xff, 0xff,
                             0xff, 0xff, 0x07})),
-             Catch::Contains("num_tasks (2147483647) * num_tpu_devices_per_task (2147483647)"));
+             Catch::Contains("`num_tasks` (2147483647) and `num_tpu_devices_per_task` (2147483647) must each be at "
+                             "most 1048576"));
   // A huge mesh is refused before its position tables are sized.
   CHECK_THAT(message(bytes({0x0a, 0x10, 0xff, 0xff, 0xff, 0xff, 0x07, 0xff, 0xff, 0xff, 0xff, 0x07, 0xff, 0xff, 0xff,
                             0xff, 0x07, 0x01})),
