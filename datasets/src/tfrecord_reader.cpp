@@ -1,9 +1,12 @@
 #include <troupe/datasets/tfrecord_reader.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <string_view>
+#include <vector>
 
 #include <troupe/core/crc32c.hpp>
 #include <troupe/core/errors.hpp>
@@ -46,17 +49,36 @@ std::optional<Tensor> TFRecordReader::next() {
             crc32c(header.data(), 8));
 
   // A regular file tells how much is left: a length beyond it is truncation,
-  // found out before allocating the record.
-  if (const auto size = file_.size(); size && *size >= file_.offset()) {
+  // found out before allocating the record. A pipe or a decompressed stream
+  // does not: its record grows by what arrives, a piece at a time, so that
+  // a length field (protected by a CRC anyone can compute) never sizes an
+  // allocation by itself.
+  Tensor record;
+  const auto size = file_.size();
+  if (size && *size >= file_.offset()) {
     const uint64_t left = *size - file_.offset();
     if (left < length)
       truncated(start, length, left, "bytes of data");
+    record = Tensor::empty(Shape{static_cast<int64_t>(length)}, DType::uint8);
+    got = file_.read(record.mutable_raw_data(), length);
+  } else {
+    constexpr uint64_t piece = uint64_t{64} << 20;
+    std::vector<std::byte> bytes;
+    for (got = 0; got < length;) {
+      const auto want = static_cast<std::size_t>(std::min(piece, length - got));
+      bytes.resize(static_cast<std::size_t>(got) + want);
+      const std::size_t n = file_.read(bytes.data() + got, want);
+      got += n;
+      if (n < want)
+        break;
+    }
+    record = Tensor::empty(Shape{static_cast<int64_t>(got)}, DType::uint8);
+    if (got > 0)
+      std::memcpy(record.mutable_raw_data(), bytes.data(), static_cast<std::size_t>(got));
   }
-  Tensor record = Tensor::empty(Shape{static_cast<int64_t>(length)}, DType::uint8);
-  std::byte* data = record.mutable_raw_data();
-  got = file_.read(data, length);
   if (got < length)
     truncated(start, length, got, "bytes of data");
+  const std::byte* data = record.raw_data();
   std::array<unsigned char, footer_bytes> footer{};
   got = file_.read(footer.data(), footer.size());
   if (got < footer.size())

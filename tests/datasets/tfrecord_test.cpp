@@ -5,7 +5,10 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <sys/stat.h>
 
 #include <troupe/core/errors.hpp>
 #include <troupe/core/tensor.hpp>
@@ -412,6 +415,35 @@ TEST_CASE("TFRecordDataset reports a truncated record larger than its buffer",
   CHECK(seen.empty());
   CHECK_THAT(message, Catch::Contains("truncated record at byte offset 0 of \"" + path
                                       + "\": expected 3145728 bytes of data, found 2097153"));
+}
+
+TEST_CASE("a TFRecord stream whose length field claims a terabyte is truncation, not a terabyte allocation",
+          "[datasets][tfrecord]") {
+  // A pipe has no size to check the length against before allocating, and
+  // the length's CRC is no secret: the reader must grow the record only by
+  // the bytes that come.
+  TempDir dir;
+  const std::string path = dir.file("stream.tfrecord");
+  REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+  std::string header(8, '\0');
+  const uint64_t length = uint64_t{1} << 40;
+  for (int i = 0; i < 8; ++i)
+    header[static_cast<std::size_t>(i)] = static_cast<char>((length >> (8 * i)) & 0xff);
+  const uint32_t crc = masked_crc(header);
+  for (int i = 0; i < 4; ++i)
+    header.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
+  header += "only a few bytes follow";
+  std::thread writer([&] {
+    std::FILE* out = std::fopen(path.c_str(), "wb"); // blocks until the reader opens it
+    if (out != nullptr) {
+      std::fwrite(header.data(), 1, header.size(), out);
+      std::fclose(out);
+    }
+  });
+  const auto [seen, message] = read_until_error(path, Errc::data_loss);
+  writer.join();
+  CHECK(seen.empty());
+  CHECK_THAT(message, Catch::Contains("expected 1099511627776 bytes of data, found 23"));
 }
 
 TEST_CASE("TFRecordDataset suggests a reason when a file is not TFRecords",
