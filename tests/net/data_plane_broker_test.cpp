@@ -209,13 +209,20 @@ TEST_CASE("a peer whose control connection dropped is lost once its data connect
   FakePeer peer(b.port);
   peer.send_hello(1);
   b.await_connected();
+  // One frame first: the verdict says what this task last saw of the peer.
+  auto header = data_frame(5);
+  header.run = 3;
+  peer.send_frame(header, std::vector<std::byte>(8));
+  REQUIRE(b.next(10s).frame);
   (*b.self)->send(b.broker, PeerLostMsg{1, "its control connection went down"});
   auto heard = b.next(20s);
   REQUIRE(heard.loss);
   CHECK(heard.loss->rank == 1);
   CHECK_FALSE(heard.loss->left);
   CHECK_THAT(heard.loss->why, Catch::Contains("its control connection went down")
-                                && Catch::Contains("data connection has been silent"));
+                                && Catch::Contains("data connection has been silent")
+                                && Catch::Contains("the last frame from it was a data frame of group 7, run 3, "
+                                                   "collective 5 (8 bytes)"));
   CHECK(peer.closed_by_broker(std::chrono::steady_clock::now() + 10s));
 }
 

@@ -280,6 +280,7 @@ void DataPlaneBroker::on_header(caf::io::connection_handle hdl, Connection& conn
       lose(rank, garbled);
     return;
   }
+  conn.last_frame = header;
   if (header.type == FrameType::bye && conn.rank >= 0) {
     left_[conn.rank] = true;
     return;
@@ -472,9 +473,16 @@ void DataPlaneBroker::check_loss(int rank) {
   const auto now = Clock::now();
   auto due = std::max(conn.last_read + setup_.peer_timeout, s->second.since + setup_.hint_grace);
   if (now >= due && unread_bytes(c->second) == 0) {
+    // What this task last saw of it, so that a loss caused by something
+    // else (a stalled network, a peer busy elsewhere) can be told apart.
+    std::string last = "no frame came from it";
+    if (const auto& h = conn.last_frame)
+      last = "the last frame from it was a " + std::string(frame_type_name(h->type)) + " frame of group "
+             + std::to_string(h->group) + ", run " + std::to_string(h->run) + ", collective "
+             + std::to_string(h->seq) + " (" + std::to_string(h->size) + " bytes)";
     lose(rank, s->second.why + ", and its data connection has been silent for "
                  + seconds_of(std::chrono::duration_cast<caf::timespan>(now - conn.last_read))
-                 + " (TROUPE_PEER_TIMEOUT_SECONDS)");
+                 + " (TROUPE_PEER_TIMEOUT_SECONDS); " + last);
     return;
   }
   if (due <= now) // bytes are waiting to be read: look again once they had time

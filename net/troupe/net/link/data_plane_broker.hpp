@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,8 @@ private:
     FrameHeader header;
     uint64_t serial = 0;      ///< tells a reused socket number from this connection
     Clock::time_point last_read = Clock::now();
+    /// The last frame header read whole, for the verdict on a lost peer.
+    std::optional<FrameHeader> last_frame;
   };
 
   /// A peer the control plane reported down while its data connection is open.
