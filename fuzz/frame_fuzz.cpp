@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   if (size < sizeof header)
     return 0;
   std::memcpy(&header, data, sizeof header);
-  const auto limit = frame_payload_limit(header.type);
+  const auto limit = frame_payload_limit(header.type, uint32_t{64} << 20); // TROUPE_MAX_FRAME_MIB's default
   (void) frame_type_name(header.type);
   if (header.magic != FrameHeader::magic_value || header.version != FrameHeader::current_version || !limit
       || header.size > *limit)

@@ -178,6 +178,9 @@ void update_variables(const std::vector<const ShardedVariableState*>& variables,
     check_update_value(*variables[k], "ShardedVariable '" + variables[k]->name + "': " + to_string(op), values[k]);
   if (variables.empty())
     return;
+  if (auto wrong = check_update_hyper("ShardedVariable '" + variables.front()->name + "': " + to_string(op), hyper);
+      !wrong.empty())
+    fail(Errc::invalid_argument, wrong);
   std::vector<PsRequest<ShardUpdate>> updates;
   for (std::size_t k = 0; k < variables.size(); ++k) {
     const auto& state = *variables[k];

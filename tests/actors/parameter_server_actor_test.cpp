@@ -870,3 +870,30 @@ TEST_CASE("a ShardUpdate with too many hyperparameters is refused on load", "[ac
     }
   }
 }
+
+TEST_CASE("a ShardUpdate whose bytes load an infinite hyperparameter is refused, not sent on to hang",
+          "[actors][parameter_server]") {
+  // fuzz/corpus/messages/regression-infinite-hyper without its type byte:
+  // CAF 0.17's pack754 never returns for an infinite double, so whoever
+  // serialized this update again would spin forever.
+  const unsigned char loaded[] = {
+    0x0f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x42, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x01, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    0xff, 0xff, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x00};
+  caf::actor_system_config cfg;
+  add_cluster_types(cfg);
+  add_parameter_server_types(cfg);
+  caf::actor_system sys(cfg);
+  ShardUpdate update;
+  caf::binary_deserializer source(sys, reinterpret_cast<const char*>(loaded), sizeof loaded);
+  const auto error = source(update);
+  REQUIRE(error);
+  CHECK_THAT(sys.render(error), Catch::Contains("a ShardUpdate carries an infinite hyperparameter"));
+}
+
+TEST_CASE("an update with a hyperparameter that is not finite fails where it is made, naming it",
+          "[actors][parameter_server]") {
+  CHECK_THAT(check_update_hyper("ShardedVariable 'w': assign_sub", {0.5, std::numeric_limits<double>::infinity()}),
+             Catch::Contains("ShardedVariable 'w': assign_sub: hyperparameter 1 is inf"));
+  CHECK(check_update_hyper("ShardedVariable 'w': assign_sub", {0.5}).empty());
+}

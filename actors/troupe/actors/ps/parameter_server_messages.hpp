@@ -122,6 +122,18 @@ struct ShardUpdate {
   std::vector<double> hyper;
 };
 
+/// "" when every hyperparameter of an update made in `context` is finite,
+/// else why not, naming it: an update must not leave its process with an
+/// infinity, which CAF 0.17's serializer (pack754) loops on forever, nor
+/// with a NaN that no server would apply.
+[[nodiscard]] inline std::string check_update_hyper(const std::string& context, const std::vector<double>& hyper) {
+  for (std::size_t i = 0; i < hyper.size(); ++i)
+    if (!std::isfinite(hyper[i]))
+      return context + ": hyperparameter " + std::to_string(i) + " is " + (std::isnan(hyper[i]) ? "nan" : "inf")
+             + "; a parameter server applies finite learning rates and moments only (did the schedule diverge?)";
+  return {};
+}
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ShardUpdate& x) {
   // The op travels as its underlying byte; an unknown byte is refused when the
