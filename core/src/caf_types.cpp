@@ -34,17 +34,24 @@ std::string render_error(uint8_t code, caf::atom_value, const caf::message& cont
 }
 
 /// Element count of `dims`, or nullopt when a dim is negative or the product overflows.
+// The element count of `dims` as Shape::num_elements() computes it (in
+// int64_t), or nullopt for a negative dim or a count past int64_t.
 std::optional<std::size_t> checked_num_elements(const std::vector<int64_t>& dims) {
-  std::size_t n = 1;
+  bool empty = false;
   for (auto d : dims) {
     if (d < 0)
       return std::nullopt;
-    auto u = static_cast<std::size_t>(d);
-    if (u != 0 && n > std::numeric_limits<std::size_t>::max() / u)
-      return std::nullopt;
-    n *= u;
+    empty = empty || d == 0;
   }
-  return n;
+  if (empty) // whatever the other dims: Shape::num_elements() returns 0 too
+    return 0;
+  int64_t n = 1;
+  for (auto d : dims) {
+    if (n > std::numeric_limits<int64_t>::max() / d)
+      return std::nullopt;
+    n *= d;
+  }
+  return static_cast<std::size_t>(n);
 }
 
 } // namespace

@@ -7,6 +7,11 @@
 namespace troupe {
 
 int64_t Shape::num_elements() const noexcept {
+  // A zero dim empties the shape whatever the others: checked first, so that
+  // huge other dims cannot overflow the product on the way.
+  for (auto d : dims_)
+    if (d == 0)
+      return 0;
   int64_t n = 1; // a scalar holds one element
   for (auto d : dims_)
     n *= d;

@@ -198,11 +198,32 @@ TEST_CASE_METHOD(CafFixture, "a corrupted dtype or shape is data_loss", "[core][
     REQUIRE_FALSE(sink(valid, dtype, dims, device));
     buf = fake;
   }
+  SECTION("dims whose element count passes int64_t") {
+    // 2^57 * 99 fits in 64 unsigned bits but not in Shape's int64_t count.
+    std::vector<char> fake;
+    caf::binary_serializer sink{sys, fake};
+    uint8_t valid = 1;
+    uint8_t dtype = static_cast<uint8_t>(DType::uint8);
+    std::vector<int64_t> dims{int64_t{1} << 57, 99};
+    std::string device = "/device:CPU:0";
+    REQUIRE_FALSE(sink(valid, dtype, dims, device));
+    buf = fake;
+  }
   caf::error err;
   (void) load<Tensor>(buf, err);
   REQUIRE(err);
   CHECK(err.category() == caf::atom("troupe"));
   CHECK(err.code() == static_cast<uint8_t>(Errc::data_loss));
+}
+
+TEST_CASE("a shape with a zero dim has no elements, whatever its other dims", "[core][type_ids]") {
+  // fuzz/messages (UBSan) found it: a received empty tensor whose other dims
+  // are huge overflowed Shape::num_elements()'s int64_t product on the way
+  // to 0 when it was serialized again (corpus: regression-empty-tensor-huge-dims).
+  CHECK(Shape{int64_t{1} << 57, 99, 0}.num_elements() == 0);
+  CHECK(Shape{0, int64_t{1} << 62, int64_t{1} << 62}.num_elements() == 0);
+  CHECK(Shape{2, 3}.num_elements() == 6);
+  CHECK(Shape{}.num_elements() == 1);
 }
 
 TEST_CASE_METHOD(CafFixture, "shapes and device specs round-trip through CAF", "[core][type_ids]") {
