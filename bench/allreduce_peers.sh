@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# troupe's cross-process all-reduce beside OpenMPI and Gloo, in the same run.
+#
+#   bench/allreduce_peers.sh [--ranks "2 4"] [--sizes 4096,65536,1048576,16777216,67108864] [--seconds S]
+#
+# For each process count: OpenMPI's MPI_Allreduce over TCP (--mca btl
+# tcp,self) and over shared memory (vader,self), Gloo's best algorithm per
+# size (TCP on 127.0.0.1), then troupe (bench/allreduce_cluster, which also
+# probes raw loopback TCP), then the peers again, so that a drift of the
+# machine shows. float32 SUM, 1 process per rank, every result checked; each
+# figure is the median over calls of the slowest rank's time. The peers are
+# built from bench/peers/ into $TROUPE_BUILD_DIR/bench-peers; their Debian
+# packages (openmpi-bin, libopenmpi-dev, libgloo-dev) are installed when
+# missing (root or sudo), here and not by the README's commands.
+#
+# Prints every ROW as it comes, then per process count and size:
+#   CMP,ranks,bytes,troupe_us,mpi_tcp_us,mpi_shm_us,gloo_us,troupe/mpi_tcp,troupe/mpi_shm,troupe/gloo
+# (a peer's figure is the better of its two runs; ratios > 1: troupe slower).
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build_dir="${TROUPE_BUILD_DIR:-${repo}/build}"
+peers_dir="${build_dir}/bench-peers"
+ranks_list="2 4"
+sizes="4096,65536,1048576,16777216,67108864"
+seconds=0.5
+while (($#)); do
+  case "$1" in
+    --ranks) ranks_list="$2"; shift 2 ;;
+    --sizes) sizes="$2"; shift 2 ;;
+    --seconds) seconds="$2"; shift 2 ;;
+    *) echo "usage: $0 [--ranks \"2 4\"] [--sizes BYTES,...] [--seconds S per size and peer]" >&2; exit 2 ;;
+  esac
+done
+
+troupe_bench="${build_dir}/bench/allreduce_cluster"
+[[ -x "${troupe_bench}" ]] || { echo "no ${troupe_bench}: run scripts/setup.sh first" >&2; exit 1; }
+
+# -- the peers' packages and programs ------------------------------------------
+missing=()
+for pkg in openmpi-bin libopenmpi-dev libgloo-dev; do
+  [[ "$(dpkg-query -W -f='${Status}' "${pkg}" 2>/dev/null || true)" == "install ok installed" ]] || missing+=("${pkg}")
+done
+if ((${#missing[@]} > 0)); then
+  echo "# installing the peers' packages: ${missing[*]}" >&2
+  as_root=()
+  [[ "$(id -u)" -eq 0 ]] || as_root=(sudo)
+  "${as_root[@]}" apt-get install -y -q "${missing[@]}" >&2
+fi
+mkdir -p "${peers_dir}"
+mpicc -O2 -o "${peers_dir}/mpi_allreduce" "${repo}/bench/peers/mpi_allreduce.c"
+g++ -O2 -std=c++17 -o "${peers_dir}/gloo_allreduce" "${repo}/bench/peers/gloo_allreduce.cpp" -lgloo -lpthread
+
+# mpirun as root needs to be told; the machine's 2 cores hold 4 ranks only oversubscribed.
+mpirun=(mpirun --oversubscribe --bind-to none --mca pml ob1)
+[[ "$(id -u)" -ne 0 ]] || mpirun+=(--allow-run-as-root)
+
+rows="$(mktemp)"
+trap 'rm -f "${rows}"' EXIT
+
+run_peers() {
+  local ranks="$1"
+  "${mpirun[@]}" -n "${ranks}" --mca btl tcp,self "${peers_dir}/mpi_allreduce" tcp "${sizes}" "${seconds}" | tee -a "${rows}"
+  "${mpirun[@]}" -n "${ranks}" --mca btl vader,self "${peers_dir}/mpi_allreduce" shm "${sizes}" "${seconds}" \
+    | tee -a "${rows}"
+  local store
+  store="$(mktemp -d)"
+  local pids=()
+  for ((r = 1; r < ranks; ++r)); do
+    "${peers_dir}/gloo_allreduce" "${r}" "${ranks}" "${store}" "${sizes}" "${seconds}" &
+    pids+=("$!")
+  done
+  "${peers_dir}/gloo_allreduce" 0 "${ranks}" "${store}" "${sizes}" "${seconds}" | tee -a "${rows}"
+  wait "${pids[@]}"
+  rm -rf "${store}"
+}
+
+echo "# allreduce_peers: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores;" \
+     "$(mpirun --version 2>&1 | head -1); Gloo $(dpkg-query -W -f='${Version}' libgloo-dev)"
+for ranks in ${ranks_list}; do
+  echo "# --- ${ranks} processes: peers before troupe"
+  run_peers "${ranks}"
+  echo "# --- ${ranks} processes: troupe"
+  "${troupe_bench}" --ranks "${ranks}" --sizes "${sizes}" | tee -a "${rows}"
+  echo "# --- ${ranks} processes: peers after troupe"
+  run_peers "${ranks}"
+done
+
+echo "CMP,ranks,bytes,troupe_us,mpi_tcp_us,mpi_shm_us,gloo_us,troupe/mpi_tcp,troupe/mpi_shm,troupe/gloo"
+awk -F, '
+  /^ROW,/ {
+    key = $4 "," $5
+    who = $2 == "troupe" ? "troupe" : $2 == "gloo" ? "gloo" : "mpi_" $3
+    if (!((who, key) in best) || $6 < best[who, key]) best[who, key] = $6
+    if (!(key in seen)) { seen[key] = 1; order[++n] = key }
+  }
+  END {
+    for (i = 1; i <= n; ++i) {
+      k = order[i]
+      t = best["troupe", k]
+      line = "CMP," k "," t
+      split("mpi_tcp mpi_shm gloo", peers, " ")
+      for (p = 1; p <= 3; ++p) line = line "," best[peers[p], k]
+      for (p = 1; p <= 3; ++p) line = line "," ((best[peers[p], k] > 0 && t > 0) ? sprintf("%.2f", t / best[peers[p], k]) : "")
+      print line
+    }
+  }' "${rows}"
