@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <optional>
 #include <string>
 #include <thread>
@@ -388,6 +389,127 @@ TEST_CASE("the data plane dials lower ranks and proves the cluster token with it
   CHECK(outcome.why == "");
   REQUIRE(outcome.rank);
   CHECK(*outcome.rank == 1);
+}
+
+namespace {
+
+/// Task 0 for a broker of rank 1 that dials it: accepts the dial, says so,
+/// and answers the handshake only when the test lets it.
+struct GatedTask0 {
+  troupe::testing::LoopbackSocket listener = listen_on_loopback(4);
+  std::promise<void> accepted;
+  std::promise<void> go;
+  auth::AcceptOutcome outcome;
+  std::thread thread;
+
+  /// `answer`: whether it completes the handshake (and then leaves with a bye
+  /// frame, as a task whose program ended) or stays silent until let go.
+  explicit GatedTask0(bool answer) {
+    thread = std::thread([this, answer] {
+      const int fd = accept_within(listener.fd);
+      accepted.set_value();
+      if (fd < 0)
+        return;
+      FakePeer end(FakePeer::Adopt{}, fd);
+      if (go.get_future().wait_for(20s) != std::future_status::ready || !answer)
+        return; // closes its end
+      outcome = auth::accept_handshake(fd, std::chrono::steady_clock::now() + 10s, test_key(),
+                                       auth::Purpose::data_plane, 0, 0, [](int) { return std::string(); });
+      end.send_frame(bye_frame());
+    });
+  }
+  ~GatedTask0() {
+    if (thread.joinable())
+      thread.join();
+    ::close(listener.fd);
+  }
+  DataPlanePeer peer() const { return DataPlanePeer{0, "127.0.0.1", listener.port()}; }
+};
+
+/// Asks `b` to connect to `peer` from a thread of its own; get() gives "" or
+/// the error.
+std::future<std::string> connect_async(Broker& b, DataPlanePeer peer, caf::timespan timeout) {
+  return std::async(std::launch::async, [&b, peer, timeout] {
+    caf::scoped_actor self{*b.sys};
+    std::string error = "no answer";
+    self->request(b.broker, 60s, DataPlaneConnectMsg{{peer}, timeout})
+      .receive([&](bool) { error.clear(); }, [&](caf::error& e) { error = b.sys->render(e); });
+    return error;
+  });
+}
+
+} // namespace
+
+TEST_CASE("a peer that accepts this task's dial and exits before the dial is heard of still connected",
+          "[net][data_plane]") {
+  // The handshake ends on the acceptor first: task 0 may run its program to
+  // the end and exit, its control connection dropping, while this task's
+  // dialer still reads task 0's verdict. Before: "task worker:0 was lost
+  // while the data plane was connecting" failed this task's strategy.
+  GatedTask0 task0(true);
+  Broker b(setup_of(1));
+  auto connected = connect_async(b, task0.peer(), 20s);
+  REQUIRE(task0.accepted.get_future().wait_for(20s) == std::future_status::ready);
+  (*b.self)->send(b.broker, PeerLostMsg{0, "its control connection went down"});
+  b.sync();
+  task0.go.set_value();
+  REQUIRE(connected.wait_for(30s) == std::future_status::ready);
+  CHECK(connected.get() == "");
+  // Its bye came: it left normally.
+  auto heard = b.next(20s);
+  REQUIRE(heard.loss);
+  CHECK(heard.loss->rank == 0);
+  CHECK(heard.loss->left);
+}
+
+TEST_CASE("a peer reported down while this task dials it and never answering fails the connect within the hint grace",
+          "[net][data_plane]") {
+  GatedTask0 task0(false);
+  auto setup = setup_of(1);
+  setup.hint_grace = 300ms;
+  Broker b(setup);
+  const auto start = std::chrono::steady_clock::now();
+  auto connected = connect_async(b, task0.peer(), 50s);
+  REQUIRE(task0.accepted.get_future().wait_for(20s) == std::future_status::ready);
+  (*b.self)->send(b.broker, PeerLostMsg{0, "its control connection went down"});
+  REQUIRE(connected.wait_for(30s) == std::future_status::ready);
+  // Well before the dial's own 50 s timeout.
+  CHECK(std::chrono::steady_clock::now() - start < 30s);
+  CHECK_THAT(connected.get(), Catch::Contains("task worker:0 was lost while the data plane was connecting")
+                                && Catch::Contains("its control connection went down")
+                                && Catch::Contains("did not complete within"));
+  task0.go.set_value();
+}
+
+TEST_CASE("a peer that connected and left before this task asked for the data plane counts as connected",
+          "[net][data_plane]") {
+  // Task 1 ran its whole program while this task was still busy joining.
+  // Before: this task waited for task 1 to connect until its init timeout.
+  Broker b(setup_of(0));
+  FakePeer peer(b.port);
+  peer.send_hello(1);
+  peer.send_frame(bye_frame());
+  peer.close();
+  auto heard = b.next(20s);
+  REQUIRE(heard.loss);
+  CHECK(heard.loss->left);
+  b.await_connected();
+}
+
+TEST_CASE("a peer lost before this task asked for the data plane fails the connect at once, naming the loss",
+          "[net][data_plane]") {
+  Broker b(setup_of(0));
+  FakePeer peer(b.port);
+  peer.send_hello(1);
+  peer.close(); // no bye: it crashed
+  auto heard = b.next(20s);
+  REQUIRE(heard.loss);
+  CHECK_FALSE(heard.loss->left);
+  std::string error;
+  (*b.self)->request(b.broker, 20s, DataPlaneConnectMsg{{}, 10s})
+    .receive([](bool) {}, [&](caf::error& e) { error = b.sys->render(e); });
+  CHECK_THAT(error, Catch::Contains("task worker:1 was lost while the data plane was connecting")
+                      && Catch::Contains("its data connection closed"));
 }
 
 TEST_CASE("a replayed handshake is refused and does not take the rank", "[net][data_plane]") {

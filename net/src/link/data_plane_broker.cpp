@@ -144,7 +144,7 @@ DataPlaneBroker::behavior_type DataPlaneBroker::make_behavior() {
       for (const auto& peer : msg.peers) {
         if (peer.rank >= setup_.rank)
           continue; // higher ranks connect to this one
-        ++dialing_;
+        dialing_.insert(peer.rank);
         system().spawn(dial, me, peer, msg.timeout, setup_.key, setup_.spec_fingerprint, setup_.rank, setup_.tls);
       }
       want_ready_ = true;
@@ -394,11 +394,7 @@ void DataPlaneBroker::lose(int rank, const std::string& reason) {
     connections_.erase(i->second);
     by_rank_.erase(i);
   }
-  if (want_ready_ && ready_.pending()) {
-    ready_.deliver(caf::make_error(Errc::peer_lost, "task " + task(rank) + " was lost while the data plane "
-                                                      "was connecting: " + why));
-    want_ready_ = false;
-  }
+  check_ready();
 }
 
 DataPlaneBroker::Connection& DataPlaneBroker::add_connection(caf::io::connection_handle hdl, bool accepted) {
@@ -417,13 +413,17 @@ DataPlaneBroker::Connection& DataPlaneBroker::add_connection(caf::io::connection
 }
 
 void DataPlaneBroker::on_dialed(const DataPlaneDialedMsg& msg) {
-  --dialing_;
   const auto& peer = msg.peer;
+  dialing_.erase(peer.rank);
   if (msg.fd < 0) {
+    const std::string failed = "cannot open the data connection to task " + task(peer.rank) + " at " + peer.host
+                               + ":" + std::to_string(peer.port) + ": " + msg.error;
+    if (auto s = suspects_.find(peer.rank); s != suspects_.end()) {
+      lose(peer.rank, s->second.why + ", and this task " + failed);
+      return;
+    }
     if (ready_.pending()) {
-      ready_.deliver(caf::make_error(Errc::peer_lost, "cannot open the data connection to task " + task(peer.rank)
-                                                        + " at " + peer.host + ":" + std::to_string(peer.port)
-                                                        + ": " + msg.error));
+      ready_.deliver(caf::make_error(Errc::peer_lost, failed));
       want_ready_ = false;
     }
     return;
@@ -445,9 +445,23 @@ void DataPlaneBroker::on_dialed(const DataPlaneDialedMsg& msg) {
   conn.rank = peer.rank;
   by_rank_[peer.rank] = hdl;
   check_ready();
+  // Reported down while this dial ran: from now on its data connection decides.
+  check_loss(peer.rank);
 }
 
 void DataPlaneBroker::on_control_lost(int rank, const std::string& why) {
+  if (dialing_.count(rank) != 0 && !dispatch_.lost(rank)) {
+    // The handshake ends on the acceptor's side first: a peer that has
+    // accepted this dial may finish its program and exit before this broker
+    // hears the dial succeed. Wait for the dial a little.
+    if (suspects_.count(rank) == 0) {
+      TROUPE_LOG(info, "net") << "task " << task(rank) << ": " << why
+                              << "; the data connection being dialled to it decides whether it is lost";
+      suspects_[rank] = Suspect{why, Clock::now()};
+      delayed_send(this, setup_.hint_grace, DataPlaneCheckLossMsg{rank});
+    }
+    return;
+  }
   if (by_rank_.count(rank) == 0 || left_.count(rank) != 0) {
     // No data connection to wait for, or it said bye: every frame it sent is here.
     lose(rank, why);
@@ -463,9 +477,21 @@ void DataPlaneBroker::on_control_lost(int rank, const std::string& why) {
 
 void DataPlaneBroker::check_loss(int rank) {
   auto s = suspects_.find(rank);
+  if (s == suspects_.end())
+    return; // lost meanwhile
+  if (dialing_.count(rank) != 0) {
+    const auto now = Clock::now();
+    if (now >= s->second.since + setup_.hint_grace)
+      lose(rank, s->second.why + ", and the data connection being dialled to it did not complete within "
+                   + seconds_of(setup_.hint_grace) + " after that");
+    else
+      delayed_send(this, std::chrono::duration_cast<caf::timespan>(s->second.since + setup_.hint_grace - now),
+                   DataPlaneCheckLossMsg{rank});
+    return;
+  }
   auto c = by_rank_.find(rank);
-  if (s == suspects_.end() || c == by_rank_.end())
-    return; // lost or gone meanwhile
+  if (c == by_rank_.end())
+    return; // gone meanwhile
   auto i = connections_.find(c->second);
   if (i == connections_.end())
     return;
@@ -491,7 +517,26 @@ void DataPlaneBroker::check_loss(int rank) {
 }
 
 void DataPlaneBroker::check_ready() {
-  if (!want_ready_ || dialing_ > 0 || by_rank_.size() + 1 < setup_.task_names.size())
+  if (!want_ready_)
+    return;
+  // Every other task must have connected. One that connected and has
+  // already said bye counts: a task that finished its program before this one
+  // asked for the data plane (a busy machine) was there, and its absence is
+  // an error only for the collectives that would need it.
+  bool waiting = !dialing_.empty();
+  for (int rank = 0; rank < static_cast<int>(setup_.task_names.size()); ++rank) {
+    if (rank == setup_.rank || by_rank_.count(rank) != 0 || left_.count(rank) != 0)
+      continue;
+    if (const auto* loss = dispatch_.loss_of(rank)) {
+      want_ready_ = false;
+      if (ready_.pending())
+        ready_.deliver(caf::make_error(Errc::peer_lost, "task " + task(rank) + " was lost while the data plane "
+                                                          "was connecting: " + loss->why));
+      return;
+    }
+    waiting = true;
+  }
+  if (waiting)
     return;
   want_ready_ = false;
   if (ready_.pending())

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -104,7 +105,8 @@ private:
     std::optional<FrameHeader> last_frame;
   };
 
-  /// A peer the control plane reported down while its data connection is open.
+  /// A peer the control plane reported down while its data connection is open
+  /// or still being dialled.
   struct Suspect {
     std::string why;
     Clock::time_point since;
@@ -136,7 +138,8 @@ private:
   std::map<int, caf::io::connection_handle> by_rank_;
   LinkDispatch dispatch_;
   bool want_ready_ = false;
-  int dialing_ = 0; ///< connects still running on their dialer actors
+  /// Ranks whose connects still run on their dialer actors.
+  std::set<int> dialing_;
   caf::response_promise ready_;
   /// Peers that said bye: their loss is their normal exit.
   std::map<int, bool> left_;

@@ -45,6 +45,11 @@ public:
   void on_peer_lost(int rank, const std::string& why, bool left = false);
 
   [[nodiscard]] bool lost(int rank) const { return lost_.count(rank) != 0; }
+  /// How peer `rank` was lost, or null while it is not.
+  [[nodiscard]] const PeerLostMsg* loss_of(int rank) const {
+    auto i = lost_.find(rank);
+    return i == lost_.end() ? nullptr : &i->second;
+  }
 
 private:
   DeliverFrame frame_;
