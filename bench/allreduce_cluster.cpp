@@ -1,11 +1,13 @@
 // Benchmark of MultiWorkerMirroredStrategy's cross-process all-reduce over
-// loopback TCP, against raw TCP between the same processes measured in the
-// same run.
+// troupe's TCP broker on loopback and over UCX shared memory, against raw TCP
+// between the same processes measured in the same run.
 //
-//   allreduce_cluster [--quick] [--ranks 2,4] [--sizes 4K,64K,1M,16M,64M] [--tls] [--launcher PATH]
+//   allreduce_cluster [--quick] [--ranks 2,4] [--transports tcp,ucx] [--sizes 4K,64K,1M,16M,64M] [--tls]
+//                     [--launcher PATH]
 //
-// With --tls every ranks value runs twice, in clear and with TROUPE_TLS=1
-// (troupe-launch --tls), and the driver ends with TLS's cost per size.
+// Every ranks value runs once per transport (TROUPE_TRANSPORT), and with
+// --tls once more over TCP with TROUPE_TLS=1 (troupe-launch --tls); the driver
+// ends with UCX's and TLS's figures beside TCP's, size by size.
 //
 // Started without TF_CONFIG it is the driver: for each ranks value it runs
 // `troupe-launch --workers R -- allreduce_cluster --worker ...` and passes on
@@ -61,6 +63,7 @@ struct Options {
   bool quick = false;
   bool worker = false;
   bool tls = false; ///< also run every ranks value under TLS and compare
+  std::vector<std::string> transports{"tcp", "ucx"}; ///< TROUPE_TRANSPORT of each run
   std::vector<int> ranks{2, 4};
   std::vector<std::size_t> sizes{std::size_t{4} << 10, std::size_t{64} << 10, std::size_t{1} << 20,
                                  std::size_t{16} << 20, std::size_t{64} << 20};
@@ -81,6 +84,11 @@ Options parse(int argc, char** argv) {
   app.add_flag("--tls", opts.tls,
                "run every ranks value in clear and with TROUPE_TLS=1 (troupe-launch --tls), and "
                "print TLS's cost per size");
+  app.add_option("--transports", opts.transports,
+                 "TROUPE_TRANSPORT of the runs for each ranks value (default tcp,ucx: troupe's TCP broker and "
+                 "UCX shared memory)")
+    ->delimiter(',')
+    ->check(CLI::IsMember({"tcp", "ucx"}));
   app.add_option("--ranks", opts.ranks, "worker process counts (default 2,4)")
     ->delimiter(',')
     ->check(CLI::Range(2, 64));
@@ -338,7 +346,10 @@ std::string format_cluster_row(int ranks, std::size_t bytes, double median_s, do
   const double busbw = algbw * troupe::bench::all_reduce_busbw_factor(ranks);
   char buf[256];
   std::snprintf(buf, sizeof buf, "ROW,troupe,%s,%d,%zu,%.1f,%.3f,%.3f,%.3f,%.3f",
-                troupe::knobs().tls ? "tcp-loopback-tls" : "tcp-loopback", ranks, bytes, median_s * 1e6,
+                troupe::knobs().tls                  ? "tcp-loopback-tls"
+                : troupe::knobs().transport == "ucx" ? "ucx-shm"
+                                                     : "tcp-loopback",
+                ranks, bytes, median_s * 1e6,
                 algbw / 1e9, busbw / 1e9, limit_bps / 1e9,
                 limit_bps > 0 ? busbw / limit_bps : 0);
   return buf;
@@ -478,7 +489,9 @@ std::string join_sizes(const std::vector<std::size_t>& sizes) {
 // their "[worker:0] " prefix and drops the other ranks' stdout (their stderr,
 // where errors go, passes through unchanged). Returns the launcher's exit status.
 // `medians` gets each ROW's median (us) by size.
-int launch(const Options& opts, int ranks, bool tls, const std::string& self, std::map<std::size_t, double>& medians) {
+int launch(const Options& opts, int ranks, const std::string& transport, bool tls, const std::string& self,
+           std::map<std::size_t, double>& medians) {
+  ::setenv("TROUPE_TRANSPORT", transport.c_str(), 1); // the launcher and its workers inherit it
   std::vector<std::string> args{opts.launcher, "--workers", std::to_string(ranks), "--timeout-seconds",
                                 std::to_string(timeout_seconds)};
   if (tls)
@@ -529,28 +542,40 @@ int run_driver(const Options& opts, const char* argv0) {
   std::cout.flush();
   std::vector<std::string> costs;
   for (int ranks : opts.ranks) {
-    std::map<std::size_t, double> medians[2];
-    for (bool tls : opts.tls ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
-      std::cout << "# --- " << ranks << " workers" << (tls ? ", TLS (TROUPE_TLS=1)" : "") << "\n";
+    // Each run's medians by size: the transports in clear, then TCP under TLS.
+    std::vector<std::pair<std::string, bool>> runs;
+    for (const auto& transport : opts.transports)
+      runs.emplace_back(transport, false);
+    if (opts.tls)
+      runs.emplace_back("tcp", true);
+    std::map<std::string, std::map<std::size_t, double>> medians;
+    for (const auto& [transport, tls] : runs) {
+      const std::string name = tls ? "tcp-tls" : transport;
+      std::cout << "# --- " << ranks << " workers, TROUPE_TRANSPORT=" << transport
+                << (tls ? ", TLS (TROUPE_TLS=1)" : "") << "\n";
       std::cout.flush();
-      const int status = launch(opts, ranks, tls, self, medians[tls ? 1 : 0]);
+      const int status = launch(opts, ranks, transport, tls, self, medians[name]);
       if (status != 0) {
-        std::cerr << "allreduce_cluster: the " << ranks << "-worker run" << (tls ? " under TLS" : "")
+        std::cerr << "allreduce_cluster: the " << ranks << "-worker run over " << name
                   << " failed: troupe-launch exited with " << status
                   << (status == 124 ? " (the " + std::to_string(timeout_seconds) + " s timeout)" : "")
                   << "; its messages above name the failed task\n";
         return 1;
       }
     }
-    for (const auto& [bytes, clear_us] : medians[0]) {
-      auto tls = medians[1].find(bytes);
-      if (tls == medians[1].end() || clear_us <= 0)
-        continue;
-      char line[200];
-      std::snprintf(line, sizeof line, "# TLS cost, %d workers, %s: %.1f us in clear, %.1f us under TLS (x%.2f)",
-                    ranks, troupe::bench::human_bytes(bytes).c_str(), clear_us, tls->second,
-                    tls->second / clear_us);
-      costs.push_back(line);
+    // Each other run against TCP in clear, size by size.
+    for (const auto& [name, label] : {std::pair<std::string, std::string>{"ucx", "UCX shared memory vs TCP"},
+                                      std::pair<std::string, std::string>{"tcp-tls", "TLS cost"}}) {
+      for (const auto& [bytes, clear_us] : medians["tcp"]) {
+        auto other = medians[name].find(bytes);
+        if (other == medians[name].end() || clear_us <= 0)
+          continue;
+        char line[200];
+        std::snprintf(line, sizeof line, "# %s, %d workers, %s: %.1f us over TCP, %.1f us over %s (x%.2f)",
+                      label.c_str(), ranks, troupe::bench::human_bytes(bytes).c_str(), clear_us, other->second,
+                      name.c_str(), other->second / clear_us);
+        costs.push_back(line);
+      }
     }
   }
   for (const auto& line : costs)

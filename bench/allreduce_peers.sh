@@ -5,8 +5,9 @@
 #
 # For each process count: OpenMPI's MPI_Allreduce over TCP (--mca btl
 # tcp,self) and over shared memory (vader,self), Gloo's best algorithm per
-# size (TCP on 127.0.0.1), then troupe (bench/allreduce_cluster, which also
-# probes raw loopback TCP), then the peers again, so that a drift of the
+# size (TCP on 127.0.0.1), then troupe over its TCP broker and over UCX shared
+# memory (bench/allreduce_cluster, which also probes raw loopback TCP), then
+# the peers again, so that a drift of the
 # machine shows. float32 SUM, 1 process per rank, every result checked; each
 # figure is the median over calls of the slowest rank's time. The peers are
 # built from bench/peers/ into $TROUPE_BUILD_DIR/bench-peers; their Debian
@@ -14,8 +15,12 @@
 # missing (root or sudo), here and not by the README's commands.
 #
 # Prints every ROW as it comes, then per process count and size:
-#   CMP,ranks,bytes,troupe_us,mpi_tcp_us,mpi_shm_us,gloo_us,troupe/mpi_tcp,troupe/mpi_shm,troupe/gloo
-# (a peer's figure is the better of its two runs; ratios > 1: troupe slower).
+#   CMP,ranks,bytes,troupe_tcp_us,troupe_ucx_us,mpi_tcp_us,mpi_shm_us,gloo_us,
+#       tcp/mpi_tcp,ucx/mpi_shm,best/gloo
+# (a peer's figure is the better of its two runs; tcp/mpi_tcp is troupe over
+# TCP against OpenMPI over TCP, ucx/mpi_shm troupe over shared memory against
+# OpenMPI's, best/gloo troupe's better transport against Gloo; ratios > 1:
+# troupe slower).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -86,22 +91,22 @@ for ranks in ${ranks_list}; do
   run_peers "${ranks}"
 done
 
-echo "CMP,ranks,bytes,troupe_us,mpi_tcp_us,mpi_shm_us,gloo_us,troupe/mpi_tcp,troupe/mpi_shm,troupe/gloo"
+echo "CMP,ranks,bytes,troupe_tcp_us,troupe_ucx_us,mpi_tcp_us,mpi_shm_us,gloo_us,tcp/mpi_tcp,ucx/mpi_shm,best/gloo"
 awk -F, '
+  function ratio(a, b) { return (a > 0 && b > 0) ? sprintf("%.2f", a / b) : "" }
   /^ROW,/ {
     key = $4 "," $5
-    who = $2 == "troupe" ? "troupe" : $2 == "gloo" ? "gloo" : "mpi_" $3
+    if ($2 == "troupe") who = $3 == "ucx-shm" ? "troupe_ucx" : "troupe_tcp"
+    else who = $2 == "gloo" ? "gloo" : "mpi_" $3
     if (!((who, key) in best) || $6 < best[who, key]) best[who, key] = $6
     if (!(key in seen)) { seen[key] = 1; order[++n] = key }
   }
   END {
     for (i = 1; i <= n; ++i) {
       k = order[i]
-      t = best["troupe", k]
-      line = "CMP," k "," t
-      split("mpi_tcp mpi_shm gloo", peers, " ")
-      for (p = 1; p <= 3; ++p) line = line "," best[peers[p], k]
-      for (p = 1; p <= 3; ++p) line = line "," ((best[peers[p], k] > 0 && t > 0) ? sprintf("%.2f", t / best[peers[p], k]) : "")
-      print line
+      t = best["troupe_tcp", k]; u = best["troupe_ucx", k]
+      fastest = (u > 0 && (t <= 0 || u < t)) ? u : t
+      print "CMP," k "," t "," u "," best["mpi_tcp", k] "," best["mpi_shm", k] "," best["gloo", k] "," \
+            ratio(t, best["mpi_tcp", k]) "," ratio(u, best["mpi_shm", k]) "," ratio(fastest, best["gloo", k])
     }
   }' "${rows}"

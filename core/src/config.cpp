@@ -102,7 +102,7 @@ struct KnobDef {
   void (*apply)(Knobs& knobs, const char* env, std::string_view value);
 };
 
-const std::array<KnobDef, 22> knob_defs{{
+const std::array<KnobDef, 24> knob_defs{{
   {{"TROUPE_LOG", "warning",
     "Log level: error, warning, info or debug (case-insensitive)."},
    [](Knobs& k, const char* env, std::string_view v) { k.log_level = parse_level(env, v); }},
@@ -196,6 +196,24 @@ const std::array<KnobDef, 22> knob_defs{{
      if (v != "0" && v != "1")
        reject(env, v, "0 or 1");
      k.tls = v == "1";
+   }},
+  {{"TROUPE_TRANSPORT", "auto",
+    "Data plane between cluster tasks: tcp (troupe's TCP broker), ucx (UCX shared memory; every "
+    "worker on this host, TROUPE_TLS=0) or auto (ucx where it can carry every worker, else tcp). "
+    "Every task must set it alike."},
+   [](Knobs& k, const char* env, std::string_view v) {
+     const auto transport = lower(v);
+     if (transport != "tcp" && transport != "ucx" && transport != "auto")
+       reject(env, v, "tcp, ucx or auto");
+     k.transport = transport;
+   }},
+  {{"TROUPE_UCX_SPIN_US", "0",
+    "Microseconds the UCX data plane's progress thread polls for more work before it sleeps "
+    "(0 to 100000): lower latency for small collectives, at the cost of a busy core."},
+   [](Knobs& k, const char* env, std::string_view v) {
+     k.ucx_spin_us = parse_size(env, v, 0, 1, "microseconds");
+     if (k.ucx_spin_us > 100000)
+       reject(env, v, "at most 100000 microseconds");
    }},
   {{"TROUPE_RING_CHUNK_KIB", "1024",
     "KiB per data-plane frame of a cross-worker ring all-reduce (>= 1): smaller chunks pipeline "

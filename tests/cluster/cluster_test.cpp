@@ -135,10 +135,11 @@ private:
 
 } // namespace
 
-TEST_CASE("every collective agrees across 2 and 4 worker processes, in clear and under TLS", "[cluster]") {
+TEST_CASE("every collective agrees across 2 and 4 worker processes, over TCP, UCX and under TLS", "[cluster]") {
   const auto [workers, replicas] = GENERATE(std::pair{2, 1}, std::pair{4, 1}, std::pair{2, 2});
-  const bool tls = GENERATE(false, true);
-  CAPTURE(workers, replicas, tls);
+  // Under TLS, auto picks TCP: UCX's shared memory is not encrypted.
+  const auto [transport, tls] = GENERATE(std::pair{"tcp", false}, std::pair{"ucx", false}, std::pair{"auto", true});
+  CAPTURE(workers, replicas, transport, tls);
   // 1 MiB frames: the probe's 1.2 MB all-gather blocks travel in pieces.
   std::vector<std::string> args{"--workers", std::to_string(workers), "--timeout-seconds", "100"};
   if (tls)
@@ -146,7 +147,9 @@ TEST_CASE("every collective agrees across 2 and 4 worker processes, in clear and
   for (std::string arg : {"--", probe.c_str(), "collectives", "--replicas"})
     args.push_back(arg);
   args.push_back(std::to_string(replicas));
-  auto r = run_launcher(args, {{"TROUPE_RING_CHUNK_KIB", "64"}, {"TROUPE_MAX_FRAME_MIB", "1"}},
+  auto r = run_launcher(args,
+                        {{"TROUPE_RING_CHUNK_KIB", "64"}, {"TROUPE_MAX_FRAME_MIB", "1"}, {"TROUPE_TRANSPORT", transport},
+                         {"TROUPE_LOG", "info"}, {"TROUPE_LOG_COMPONENTS", "net"}},
                         std::chrono::seconds(110));
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
@@ -154,6 +157,8 @@ TEST_CASE("every collective agrees across 2 and 4 worker processes, in clear and
   REQUIRE(lines.size() == static_cast<size_t>(workers));
   for (const auto& [task, l] : lines)
     CHECK_THAT(find_line(l, "PROBE OK"), Contains("over " + std::to_string(workers * replicas) + " replicas"));
+  CHECK_THAT(r.out + r.err, Contains(std::string("data plane runs over ")
+                                     + (std::string(transport) == "ucx" ? "UCX shared memory" : "TCP")));
 }
 
 TEST_CASE("distributed datasets split global batches across workers and end together on uneven input", "[cluster]") {
@@ -272,9 +277,13 @@ TEST_CASE("a data port offset past the last port fails every task naming TROUPE_
 
 TEST_CASE("a killed worker fails the collective on every survivor within 5 s", "[cluster]") {
   // A peer timeout of 30 s leaves only the closed connections (EOF) to meet
-  // the 5 s bound: a heartbeat timeout alone could not.
+  // the 5 s bound: a heartbeat timeout alone could not. Over UCX the closed
+  // control connection decides, a hint grace later.
+  const std::string transport = GENERATE("tcp", "ucx");
+  CAPTURE(transport);
   auto r = run_launcher({"--workers", "3", "--grace-seconds", "20", "--timeout-seconds", "60", "--", probe, "kill", "1"},
-                        {{"TROUPE_PEER_TIMEOUT_SECONDS", "30"}}, std::chrono::seconds(70));
+                        {{"TROUPE_PEER_TIMEOUT_SECONDS", "30"}, {"TROUPE_TRANSPORT", transport}},
+                        std::chrono::seconds(70));
   INFO(r.out << r.err);
   auto lines = probe_lines(r.out);
   const auto died = find_line(lines["worker:1"], "PROBE VICTIM dies");

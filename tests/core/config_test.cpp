@@ -121,6 +121,8 @@ TEST_CASE("a bad knob value names the variable, the value and what it accepts",
      R"(TROUPE_RING_CHUNK_KIB="0" is invalid: expected an integer >= 1 (KiB per ring chunk))"},
     {"TROUPE_ALLOW_UNAUTHENTICATED", "yes", R"(TROUPE_ALLOW_UNAUTHENTICATED="yes" is invalid: expected 0 or 1)"},
     {"TROUPE_TLS", "on", R"(TROUPE_TLS="on" is invalid: expected 0 or 1)"},
+    {"TROUPE_TRANSPORT", "rdma", R"(TROUPE_TRANSPORT="rdma" is invalid: expected tcp, ucx or auto)"},
+    {"TROUPE_UCX_SPIN_US", "200000", R"(TROUPE_UCX_SPIN_US="200000" is invalid: expected at most 100000 microseconds)"},
     {"TROUPE_HOST_CACHE_MIB", "-5",
      R"(TROUPE_HOST_CACHE_MIB="-5" is invalid: expected an integer >= 0 (MiB of cached host buffers))"},
     {"TROUPE_HOST_CACHE_MIB", "99999999999999999999",
@@ -183,7 +185,8 @@ TEST_CASE("the knob table lists every variable with its default and help", "[cor
                    "TROUPE_LOCAL_REDUCE_SPLIT_BYTES", "TROUPE_HOST_CACHE_MIB", "TROUPE_IDLE_POLLS",
                    "TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "TROUPE_PEER_HEARTBEAT_SECONDS",
                    "TROUPE_PEER_TIMEOUT_SECONDS", "TROUPE_DATA_PORT_OFFSET", "TROUPE_CLUSTER_TOKEN", "TROUPE_CLUSTER_TOKEN_FILE",
-                   "TROUPE_ALLOW_UNAUTHENTICATED", "TROUPE_HANDSHAKE_TIMEOUT_SECONDS", "TROUPE_TLS", "TROUPE_RING_CHUNK_KIB",
+                   "TROUPE_ALLOW_UNAUTHENTICATED", "TROUPE_HANDSHAKE_TIMEOUT_SECONDS", "TROUPE_TLS",
+                   "TROUPE_TRANSPORT", "TROUPE_UCX_SPIN_US", "TROUPE_RING_CHUNK_KIB",
                    "TROUPE_HALVING_DOUBLING_MAX_KIB", "TROUPE_MAX_FRAME_MIB", "TROUPE_SCHEDULER_POLICY",
                                   "TROUPE_KERNELS"});
   // The table's defaults are what parsing an empty environment yields.

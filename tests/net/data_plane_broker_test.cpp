@@ -383,7 +383,7 @@ TEST_CASE("the data plane dials lower ranks and proves the cluster token with it
     ::close(accepted);
   });
   Broker b(setup_of(1));
-  b.await_connected({DataPlanePeer{0, "127.0.0.1", listener.port()}});
+  b.await_connected({DataPlanePeer{0, "127.0.0.1", listener.port(), {}, {}}});
   task0.join();
   ::close(listener.fd);
   CHECK(outcome.why == "");
@@ -423,7 +423,7 @@ struct GatedTask0 {
       thread.join();
     ::close(listener.fd);
   }
-  DataPlanePeer peer() const { return DataPlanePeer{0, "127.0.0.1", listener.port()}; }
+  DataPlanePeer peer() const { return DataPlanePeer{0, "127.0.0.1", listener.port(), {}, {}}; }
 };
 
 /// Asks `b` to connect to `peer` from a thread of its own; get() gives "" or
@@ -627,7 +627,7 @@ TEST_CASE("the dialer does not trust a task that cannot prove the cluster token"
   });
   Broker b(setup_of(1));
   std::string error;
-  (*b.self)->request(b.broker, 60s, DataPlaneConnectMsg{{DataPlanePeer{0, "127.0.0.1", listener.port()}}, 10s})
+  (*b.self)->request(b.broker, 60s, DataPlaneConnectMsg{{DataPlanePeer{0, "127.0.0.1", listener.port(), {}, {}}}, 10s})
     .receive([](bool) {}, [&](caf::error& e) { error = b.sys->render(e); });
   impostor.join();
   ::close(listener.fd);
@@ -649,7 +649,7 @@ TEST_CASE("a data-plane connect that gets no answer fails after its timeout and 
   Broker b(setup_of(1));
   const auto start = std::chrono::steady_clock::now();
   std::string error;
-  (*b.self)->request(b.broker, 60s, DataPlaneConnectMsg{{DataPlanePeer{0, "127.0.0.1", port}}, 2s})
+  (*b.self)->request(b.broker, 60s, DataPlaneConnectMsg{{DataPlanePeer{0, "127.0.0.1", port, {}, {}}}, 2s})
     .receive([](bool) {}, [&](caf::error& e) { error = b.sys->render(e); });
   // While the connect hung, the broker's thread kept working.
   CHECK(std::chrono::steady_clock::now() - start < 30s);
@@ -708,7 +708,7 @@ TEST_CASE("under TLS two data-plane brokers connect and carry frames both ways",
   Broker task0(tls_setup_of(0));
   Broker task1(tls_setup_of(1));
   // Task 1 dials task 0: TLS from the first byte, troupe's handshake inside it.
-  task1.await_connected({DataPlanePeer{0, "127.0.0.1", task0.port}});
+  task1.await_connected({DataPlanePeer{0, "127.0.0.1", task0.port, {}, {}}});
   task0.await_connected();
   auto payload = std::make_shared<std::vector<std::byte>>(100000);
   for (std::size_t i = 0; i < payload->size(); ++i)
@@ -757,4 +757,189 @@ TEST_CASE("a TLS data port refuses a dialer in clear and one with another token"
     CHECK(end.why == "");
     b.await_connected();
   }
+}
+
+// -- UCX shared memory (TROUPE_TRANSPORT=ucx) -----------------------------------
+
+namespace {
+
+DataPlaneSetup ucx_setup_of(int rank, const std::string& token = "secret") {
+  auto setup = setup_of(rank);
+  setup.transport = "ucx";
+  setup.key = auth::derive_key(token, auth::Purpose::data_plane);
+  return setup;
+}
+
+UcxOffer offer_of(Broker& b) {
+  UcxOffer offer;
+  (*b.self)->request(b.broker, 10s, DataPlaneUcxOfferMsg{}).receive([&](UcxOffer& o) { offer = std::move(o); },
+                                                                     [&](caf::error& e) { FAIL(b.sys->render(e)); });
+  return offer;
+}
+
+DataPlanePeer ucx_peer_of(int rank, const UcxOffer& offer) {
+  return DataPlanePeer{rank, "127.0.0.1", 0, offer.address, offer.nonce};
+}
+
+/// Connects two brokers of ranks 0 and 1 over UCX: "" each, or its error.
+std::pair<std::string, std::string> connect_ucx_pair(Broker& task0, Broker& task1) {
+  const auto offer0 = offer_of(task0);
+  const auto offer1 = offer_of(task1);
+  REQUIRE_FALSE(offer0.address.empty());
+  REQUIRE_FALSE(offer1.address.empty());
+  auto first = std::async(std::launch::async, [&] {
+    caf::scoped_actor self{*task0.sys};
+    std::string error = "no answer";
+    self->request(task0.broker, 30s, DataPlaneConnectMsg{{ucx_peer_of(1, offer1)}, 10s, true})
+      .receive([&](bool) { error.clear(); }, [&](caf::error& e) { error = task0.sys->render(e); });
+    return error;
+  });
+  std::string second = "no answer";
+  (*task1.self)->request(task1.broker, 30s, DataPlaneConnectMsg{{ucx_peer_of(0, offer0)}, 10s, true})
+    .receive([&](bool) { second.clear(); }, [&](caf::error& e) { second = task1.sys->render(e); });
+  REQUIRE(first.wait_for(40s) == std::future_status::ready);
+  return {first.get(), second};
+}
+
+FrameBytes pattern_bytes(std::size_t n, int salt) {
+  auto payload = std::make_shared<std::vector<std::byte>>(n);
+  for (std::size_t i = 0; i < n; ++i)
+    (*payload)[i] = static_cast<std::byte>(i * 7 + static_cast<std::size_t>(salt));
+  return FrameBytes{payload, payload->data(), payload->size()};
+}
+
+} // namespace
+
+TEST_CASE("over UCX two data-plane brokers connect and carry eager and rendezvous frames in the order sent",
+          "[net][data_plane][ucx]") {
+  Broker task0(ucx_setup_of(0));
+  Broker task1(ucx_setup_of(1));
+  const auto [error0, error1] = connect_ucx_pair(task0, task1);
+  REQUIRE(error0 == "");
+  REQUIRE(error1 == "");
+  // A large frame between two small ones: the rendezvous read completes
+  // after the next eager frame arrived, and must still be delivered before it.
+  const std::vector<std::size_t> sizes = {100, 3u << 20, 10, 0};
+  std::vector<FrameBytes> sent;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    sent.push_back(pattern_bytes(sizes[i], static_cast<int>(i)));
+    auto header = data_frame(static_cast<uint32_t>(i));
+    header.size = static_cast<uint32_t>(sizes[i]);
+    (*task1.self)->send(task1.broker, LinkSendMsg{0, header, sent.back()});
+  }
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    auto heard = task0.next(10s);
+    REQUIRE(heard.frame);
+    CHECK(heard.frame->from == 1);
+    CHECK(heard.frame->header.seq == i);
+    const auto got = heard.frame->bytes.span();
+    const auto want = sent[i].span();
+    CHECK(std::equal(got.begin(), got.end(), want.begin(), want.end()));
+  }
+  // And back.
+  auto header = data_frame(9);
+  header.size = 64;
+  (*task0.self)->send(task0.broker, LinkSendMsg{1, header, pattern_bytes(64, 9)});
+  auto back = task1.next(10s);
+  REQUIRE(back.frame);
+  CHECK(back.frame->header.seq == 9);
+}
+
+TEST_CASE("over UCX a peer that said bye leaves normally when its control connection drops",
+          "[net][data_plane][ucx]") {
+  Broker task0(ucx_setup_of(0));
+  Broker task1(ucx_setup_of(1));
+  REQUIRE(connect_ucx_pair(task0, task1) == std::pair<std::string, std::string>{"", ""});
+  bool said_bye = false;
+  (*task1.self)->request(task1.broker, 10s, DataPlaneByeMsg{}).receive([&](bool) { said_bye = true; },
+                                                                        [](caf::error&) {});
+  REQUIRE(said_bye);
+  // The bye arrives before the control plane's news (both from one process).
+  task0.sync();
+  for (int i = 0; i < 100; ++i) { // the bye crosses on task 0's progress thread
+    (*task0.self)->send(task0.broker, PeerLostMsg{1, "its control connection went down"});
+    auto heard = task0.next(100ms);
+    if (heard.loss) {
+      CHECK(heard.loss->rank == 1);
+      CHECK(heard.loss->left);
+      return;
+    }
+  }
+  FAIL("task 0 never heard that task 1 left");
+}
+
+TEST_CASE("over UCX a peer reported down by the control plane is lost after the hint grace",
+          "[net][data_plane][ucx]") {
+  auto setup0 = ucx_setup_of(0);
+  setup0.hint_grace = 200ms;
+  Broker task0(setup0);
+  Broker task1(ucx_setup_of(1));
+  REQUIRE(connect_ucx_pair(task0, task1) == std::pair<std::string, std::string>{"", ""});
+  (*task0.self)->send(task0.broker, PeerLostMsg{1, "its control connection went down"});
+  CHECK_FALSE(task0.next(100ms).loss); // not before the grace
+  auto heard = task0.next(10s);
+  REQUIRE(heard.loss);
+  CHECK_FALSE(heard.loss->left);
+  CHECK_THAT(heard.loss->why, Catch::Contains("its control connection went down")
+                                && Catch::Contains("sent nothing more over UCX shared memory"));
+}
+
+TEST_CASE("over UCX a peer reported down before its admission arrived still connects within the hint grace",
+          "[net][data_plane][ucx]") {
+  // A peer that admitted this task first may finish and exit before its own
+  // hello is processed here (the TCP dial's race, over UCX).
+  Broker task0(ucx_setup_of(0));
+  Broker task1(ucx_setup_of(1));
+  const auto offer0 = offer_of(task0);
+  const auto offer1 = offer_of(task1);
+  // The connect request leaves at once; the loss follows it in the mailbox.
+  auto connecting =
+    (*task0.self)->request(task0.broker, 30s, DataPlaneConnectMsg{{ucx_peer_of(1, offer1)}, 10s, true});
+  (*task0.self)->send(task0.broker, PeerLostMsg{1, "its control connection went down"});
+  task0.sync();
+  std::string second = "no answer";
+  (*task1.self)->request(task1.broker, 30s, DataPlaneConnectMsg{{ucx_peer_of(0, offer0)}, 10s, true})
+    .receive([&](bool) { second.clear(); }, [&](caf::error& e) { second = task1.sys->render(e); });
+  std::string first = "no answer";
+  connecting.receive([&](bool) { first.clear(); }, [&](caf::error& e) { first = task0.sys->render(e); });
+  CHECK(first == "");
+  CHECK(second == "");
+}
+
+TEST_CASE("a UCX hello made with another cluster token is refused and fails the connect, naming the token",
+          "[net][data_plane][ucx]") {
+  Broker task0(ucx_setup_of(0));
+  Broker task1(ucx_setup_of(1, "another secret"));
+  const auto [error0, error1] = connect_ucx_pair(task0, task1);
+  CHECK_THAT(error0, Catch::Contains("task worker:1 was lost while the data plane was connecting")
+                       && Catch::Contains("does not prove the cluster token"));
+  CHECK_THAT(error1, Catch::Contains("does not prove the cluster token"));
+}
+
+TEST_CASE("a UCX frame past TROUPE_MAX_FRAME_MIB loses its sender before anything is allocated for it",
+          "[net][data_plane][ucx]") {
+  auto setup0 = ucx_setup_of(0);
+  setup0.max_frame_bytes = 1u << 20;
+  Broker task0(setup0);
+  Broker task1(ucx_setup_of(1));
+  REQUIRE(connect_ucx_pair(task0, task1) == std::pair<std::string, std::string>{"", ""});
+  auto header = data_frame(1);
+  header.size = 2u << 20;
+  (*task1.self)->send(task1.broker, LinkSendMsg{0, header, pattern_bytes(2u << 20, 1)});
+  auto heard = task0.next(10s);
+  REQUIRE(heard.loss);
+  CHECK(heard.loss->rank == 1);
+  CHECK_THAT(heard.loss->why, Catch::Contains("claims 2097152 payload bytes") && Catch::Contains("TROUPE_MAX_FRAME_MIB"));
+}
+
+TEST_CASE("a UCX data plane is offered only where it may run, saying why not", "[net][data_plane][ucx]") {
+  auto tcp = setup_of(0); // transport "tcp"
+  Broker plain(tcp);
+  CHECK(offer_of(plain).address.empty());
+  CHECK_THAT(offer_of(plain).error, Catch::Contains("TROUPE_TRANSPORT=tcp"));
+  auto tls = ucx_setup_of(0);
+  tls.tls = TlsContext::make(auth::derive_key("secret", auth::Purpose::tls));
+  Broker encrypted(tls);
+  CHECK(offer_of(encrypted).address.empty());
+  CHECK_THAT(offer_of(encrypted).error, Catch::Contains("TROUPE_TLS=1"));
 }

@@ -31,6 +31,18 @@ NodeActorHandle as_node(const caf::actor& stand_in) {
   return caf::actor_cast<NodeActorHandle>(stand_in);
 }
 
+/// The hello of task `task` (rank `rank`) of the spec with fingerprint 42.
+HelloMsg test_hello(int rank, const std::string& task, int pid, const NodeActorHandle& node) {
+  HelloMsg h;
+  h.rank = rank;
+  h.task = task;
+  h.spec_fingerprint = 42;
+  h.pid = pid;
+  h.host = "127.0.0.1";
+  h.node = node;
+  return h;
+}
+
 /// A node actor of task `me` (a member index) with stand-ins for every other
 /// member's node actor, added as peers.
 struct Node {
@@ -42,15 +54,14 @@ struct Node {
   Node(int me, const DataPlaneBrokerHandle& data_plane_of, std::string restartable_job = {}) {
     add_cluster_types(cfg);
     sys.emplace(cfg);
-    HelloMsg hello{me, members[static_cast<size_t>(me)], 42, 0, 1, "127.0.0.1", NodeActorHandle{}};
+    HelloMsg hello = test_hello(me, members[static_cast<size_t>(me)], 1, NodeActorHandle{});
     node = sys->spawn<NodeActor>(NodeSetup{hello, members, {"h:1", "h:2", "h:3", "h:4"}, 3, data_plane_of,
                                            std::chrono::steady_clock::now(), 60, std::move(restartable_job)});
     for (int r = 0; r < static_cast<int>(members.size()); ++r) {
       auto peer = sys->spawn([]() -> caf::behavior { return {[](int) {}}; });
       peers.push_back(peer);
       if (r != me)
-        caf::anon_send(node, NodePeerMsg{as_node(peer), HelloMsg{r, members[static_cast<size_t>(r)], 42, 0, 100 + r,
-                                                                 "127.0.0.1", as_node(peer)}});
+        caf::anon_send(node, NodePeerMsg{as_node(peer), test_hello(r, members[static_cast<size_t>(r)], 100 + r, as_node(peer))});
     }
   }
   ~Node() {
@@ -139,7 +150,7 @@ TEST_CASE("a node's farewell is answered once every member acknowledged or faile
     }};
   });
   caf::anon_send(chief.node,
-                 NodePeerMsg{as_node(silent), HelloMsg{2, members[2], 42, 0, 200, "127.0.0.1", as_node(silent)}});
+                 NodePeerMsg{as_node(silent), test_hello(2, members[2], 200, as_node(silent))});
   const auto start = std::chrono::steady_clock::now();
   answered = false;
   self->request(chief.node, 10s, NodeSayFarewellMsg{"the job failed", 500ms})
@@ -242,7 +253,7 @@ TEST_CASE("a worker's node in a formed parameter-server cluster takes a restarte
   worker.peers.push_back(restarted);
   caf::scoped_actor edge{*worker.sys};
   bool rejoined = false;
-  edge->request(worker.node, 10s, HelloMsg{2, "worker:1", 42, 0, 999, "127.0.0.1", as_node(restarted)})
+  edge->request(worker.node, 10s, test_hello(2, "worker:1", 999, as_node(restarted)))
     .receive([&](const HelloMsg& reply) { rejoined = reply.rejoined; },
              [&](caf::error& e) { FAIL("the restarted worker was refused: " << worker.sys->render(e)); });
   CHECK(rejoined);
@@ -255,7 +266,7 @@ TEST_CASE("a worker's node in a formed parameter-server cluster takes a restarte
     CHECK(joined.node == restarted);
   }, caf::after(10s) >> [] { FAIL("no TaskJoinedMsg"); });
   // A second process as worker:1 while the restarted one lives is a duplicate.
-  edge->request(worker.node, 10s, HelloMsg{2, "worker:1", 42, 0, 1000, "127.0.0.1", as_node(restarted)})
+  edge->request(worker.node, 10s, test_hello(2, "worker:1", 1000, as_node(restarted)))
     .receive([&](const HelloMsg&) { FAIL("a duplicate of a live task was taken"); },
              [&](caf::error& e) { CHECK_THAT(worker.sys->render(e), Contains("already taken by the process with pid 999")); });
   // The data plane's late verdict concerns the old process: dropped. The
@@ -275,7 +286,7 @@ TEST_CASE("a node refuses a restarted task in a cluster without parameter server
   caf::anon_send_exit(ps.peers[2], caf::exit_reason::kill);
   CHECK(next_verdict(watcher).task == "worker:1");
   caf::scoped_actor edge{*ps.sys};
-  edge->request(ps.node, 10s, HelloMsg{2, "worker:1", 42, 0, 999, "127.0.0.1", as_node(ps.peers[0])})
+  edge->request(ps.node, 10s, test_hello(2, "worker:1", 999, as_node(ps.peers[0])))
     .receive([&](const HelloMsg&) { FAIL("a restarted task was taken back"); },
              [&](caf::error& e) {
                CHECK_THAT(ps.sys->render(e), Contains("a formed cluster does not take a restarted task back"));
@@ -288,11 +299,11 @@ TEST_CASE("a node answers the same process's hello again as the first time, and 
   caf::scoped_actor edge{*chief.sys};
   // worker:1's process (pid 102, node peers[2]) joined; its hello comes again
   // (the first answer came after it gave up waiting): answered, not refused.
-  edge->request(chief.node, 10s, HelloMsg{2, "worker:1", 42, 0, 102, "127.0.0.1", as_node(chief.peers[2])})
+  edge->request(chief.node, 10s, test_hello(2, "worker:1", 102, as_node(chief.peers[2])))
     .receive([&](const HelloMsg& reply) { CHECK(reply.task == "chief:0"); },
              [&](caf::error& e) { FAIL(chief.sys->render(e)); });
   // Another process claiming worker:1 is a duplicate.
-  edge->request(chief.node, 10s, HelloMsg{2, "worker:1", 42, 0, 555, "127.0.0.1", as_node(chief.peers[1])})
+  edge->request(chief.node, 10s, test_hello(2, "worker:1", 555, as_node(chief.peers[1])))
     .receive([&](const HelloMsg&) { FAIL("a second process was taken as worker:1"); },
              [&](caf::error& e) { CHECK_THAT(chief.sys->render(e), Contains("is already taken by the process with pid 102")); });
 }

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <set>
 #include <thread>
 #include <utility>
@@ -20,6 +21,8 @@
 #include <troupe/net/auth/cluster_auth.hpp>
 #include <troupe/net/auth/token_policy.hpp>
 #include <troupe/net/link/data_plane_broker.hpp>
+#include <troupe/net/link/transport_choice.hpp>
+#include <troupe/net/ucx/ucx_transport.hpp>
 #include <troupe/net/tls/tls_scribe.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/core/errors.hpp>
@@ -81,6 +84,8 @@ DataPlaneSetup data_plane_setup(int rank, const std::vector<std::string>& task_n
   setup.peer_timeout = timespan_of(k.peer_timeout_seconds);
   setup.hint_grace = timespan_of(k.peer_heartbeat_seconds);
   setup.hello_timeout = timespan_of(k.handshake_timeout_seconds);
+  setup.transport = k.transport;
+  setup.ucx_spin = std::chrono::microseconds(k.ucx_spin_us);
   return setup;
 }
 
@@ -163,6 +168,7 @@ void ClusterNode::join() {
   // 1. The data plane (chief and workers) listens on a free port of the
   //    task's interface (or the task's port + TROUPE_DATA_PORT_OFFSET).
   uint16_t data_port = 0;
+  UcxOffer ucx_offer;
   std::string error;
   if (participates()) {
     caf::actor_config cfg{&system_.middleman().backend()};
@@ -174,11 +180,30 @@ void ClusterNode::join() {
     if (data_port == 0)
       fail(Errc::not_found, "task " + me + " cannot open its data plane: " + error);
     TROUPE_LOG(info, "net") << "task " << me << "'s data plane listens on port " << data_port;
+    self->request(data_plane_, std::chrono::seconds(10), DataPlaneUcxOfferMsg{})
+      .receive([&](UcxOffer& offer) { ucx_offer = std::move(offer); },
+               [&](caf::error& e) { ucx_offer.error = system_.render(e); });
   }
 
   // 2. The node actor answers hellos on the task's own address.
-  HelloMsg hello{member_index_, me, spec.fingerprint(), data_port, static_cast<int32_t>(::getpid()),
-                 bind_host.empty() ? my_address.host : bind_host, NodeActorHandle{}};
+  HelloMsg hello;
+  hello.rank = member_index_;
+  hello.task = me;
+  hello.spec_fingerprint = spec.fingerprint();
+  hello.data_port = data_port;
+  hello.pid = static_cast<int32_t>(::getpid());
+  hello.host = bind_host.empty() ? my_address.host : bind_host;
+  hello.ucx_address = ucx_offer.address;
+  hello.ucx_nonce = ucx_offer.nonce;
+  hello.ucx_error = ucx_offer.error;
+  hello.shm_domain = shared_memory_domain();
+  hello.transport = k.transport;
+  // Every data-plane task's offer, this one's first: the transport is chosen from them.
+  std::map<int, TransportOffer> offers;
+  const auto offer_of = [](const HelloMsg& h) {
+    return TransportOffer{h.task, h.transport, !h.ucx_address.empty(), h.ucx_error, h.shm_domain};
+  };
+  offers[member_index_] = offer_of(hello);
   // A parameter-server coordinator goes on with the workers it has, so a
   // restarted worker process may join again; in a cluster without ps tasks
   // every task is part of every collective and none rejoins.
@@ -278,8 +303,10 @@ void ClusterNode::join() {
             outcome = Presented::refused;
             return;
           }
-          if (participates() && r < participants)
-            peers.push_back({r, target.host, reply.data_port});
+          if (participates() && r < participants) {
+            peers.push_back({r, target.host, reply.data_port, reply.ucx_address, reply.ucx_nonce});
+            offers[r] = offer_of(reply);
+          }
           if (reply.rejoined && !rejoined) {
             rejoined = true;
             anon_send(node_, NodeRejoinedMsg{});
@@ -378,14 +405,26 @@ void ClusterNode::join() {
   for (const auto& h : all)
     if (h.rank > member_index_) {
       nodes_[h.rank] = h.node;
-      if (participates() && h.rank < participants)
-        peers.push_back({h.rank, parse_task_address(addresses[static_cast<size_t>(h.rank)]).host, h.data_port});
+      if (participates() && h.rank < participants) {
+        peers.push_back({h.rank, parse_task_address(addresses[static_cast<size_t>(h.rank)]).host, h.data_port,
+                         h.ucx_address, h.ucx_nonce});
+        offers[h.rank] = offer_of(h);
+      }
     }
 
   // 5. Connect the data plane: lower ranks are dialled, higher ones dial in.
   if (participates()) {
+    std::vector<TransportOffer> all_offers;
+    for (auto& [rank, offer] : offers)
+      all_offers.push_back(std::move(offer));
+    const auto transport = choose_transport(all_offers);
+    if (!transport.error.empty())
+      fail(Errc::failed_precondition, "task " + me + " cannot connect its data plane: " + transport.error);
+    TROUPE_LOG(info, "net") << "task " << me << "'s data plane runs over "
+                            << (transport.ucx ? "UCX shared memory" : "TCP") << ": " << transport.why;
     bool connected = false;
-    self->request(data_plane_, left_until(deadline), DataPlaneConnectMsg{peers, left_until(deadline)})
+    self->request(data_plane_, left_until(deadline),
+                  DataPlaneConnectMsg{peers, left_until(deadline), transport.ucx})
       .receive([&](bool) { connected = true; }, [&](caf::error& e) { error = system_.render(e); });
     if (!connected)
       fail(Errc::timeout, "task " + me + " cannot connect its data plane to the other tasks: " + error);

@@ -93,6 +93,7 @@ void DataPlaneBroker::on_exit() {
   // Groups hold this broker and it holds them, and its pending promises hold
   // it: break the cycles.
   dispatch_ = LinkDispatch({}, {});
+  ucx_.reset(); // joins its progress thread, whose callbacks hold this broker
   ready_ = caf::response_promise{};
   bye_ = caf::response_promise{};
 }
@@ -130,6 +131,7 @@ DataPlaneBroker::behavior_type DataPlaneBroker::make_behavior() {
                     "allowed: " + to_string(listening.error()) + "; choose another value or unset it";
   else
     listen_error_ = to_string(listening.error());
+  open_ucx();
   return {
     [this](const DataPlanePortMsg&) -> caf::result<uint16_t> {
       if (port_ == 0)
@@ -139,7 +141,17 @@ DataPlaneBroker::behavior_type DataPlaneBroker::make_behavior() {
                                                   + ": " + listen_error_);
       return port_;
     },
+    [this](const DataPlaneUcxOfferMsg&) { return ucx_offer(); },
     [this](const DataPlaneConnectMsg& msg) -> caf::result<bool> {
+      if (msg.ucx) {
+        if (!ucx_)
+          return caf::make_error(Errc::failed_precondition, "this task has no UCX data plane: " + ucx_error_);
+        connect_ucx(msg.peers);
+        want_ready_ = true;
+        ready_ = make_response_promise();
+        check_ready();
+        return ready_;
+      }
       DataPlaneBrokerHandle me{this};
       for (const auto& peer : msg.peers) {
         if (peer.rank >= setup_.rank)
@@ -160,13 +172,31 @@ DataPlaneBroker::behavior_type DataPlaneBroker::make_behavior() {
         draining_[hdl] = true;
         send_frame(hdl, bye, nullptr);
       }
-      if (draining_.empty())
+      if (use_ucx_) {
+        for (int rank : ucx_admitted_)
+          if (!dispatch_.lost(rank))
+            ucx_->send(rank, bye, {});
+        ucx_->flush();
+        ucx_flushing_ = true;
+      }
+      if (bye_done())
         return true;
       bye_ = make_response_promise();
       return bye_;
     },
     [this](const caf::io::data_transferred_msg& msg) {
-      if (msg.remaining == 0 && draining_.erase(msg.handle) && draining_.empty() && bye_.pending())
+      if (msg.remaining == 0 && draining_.erase(msg.handle) && bye_done() && bye_.pending())
+        bye_.deliver(true);
+    },
+    [this](UcxFrameMsg& msg) { on_ucx_frame(msg); },
+    [this](const UcxAdmittedMsg& msg) {
+      ucx_admitted_.insert(msg.rank);
+      check_ready();
+    },
+    [this](const UcxFailedMsg& msg) { lose(msg.rank, msg.why); },
+    [this](const UcxFlushedMsg&) {
+      ucx_flushing_ = false;
+      if (bye_done() && bye_.pending())
         bye_.deliver(true);
     },
     [this](const caf::io::new_connection_msg& msg) {
@@ -202,6 +232,11 @@ DataPlaneBroker::behavior_type DataPlaneBroker::make_behavior() {
     [this](const caf::io::connection_closed_msg& msg) { on_closed(msg.handle); },
     [](const caf::io::acceptor_closed_msg&) {},
     [this](LinkSendMsg& msg) {
+      if (use_ucx_) {
+        if (ucx_peer(msg.to) && !dispatch_.lost(msg.to))
+          ucx_->send(msg.to, msg.header, std::move(msg.bytes));
+        return;
+      }
       auto i = by_rank_.find(msg.to);
       if (i == by_rank_.end() || dispatch_.lost(msg.to))
         return;
@@ -369,7 +404,7 @@ void DataPlaneBroker::on_closed(caf::io::connection_handle hdl) {
   const int rank = i->second.rank;
   connections_.erase(i);
   draining_.erase(hdl);
-  if (draining_.empty() && bye_.pending())
+  if (bye_done() && bye_.pending())
     bye_.deliver(true);
   if (rank >= 0) {
     by_rank_.erase(rank);
@@ -389,6 +424,8 @@ void DataPlaneBroker::lose(int rank, const std::string& reason) {
     TROUPE_LOG(warning, "net") << "task " << task(rank) << " is lost: " << why;
   dispatch_.on_peer_lost(rank, why, left);
   suspects_.erase(rank);
+  if (ucx_ && ucx_admitted_.erase(rank) != 0)
+    ucx_->drop(rank);
   if (auto i = by_rank_.find(rank); i != by_rank_.end()) {
     close(i->second);
     connections_.erase(i->second);
@@ -450,6 +487,10 @@ void DataPlaneBroker::on_dialed(const DataPlaneDialedMsg& msg) {
 }
 
 void DataPlaneBroker::on_control_lost(int rank, const std::string& why) {
+  if (use_ucx_) {
+    on_ucx_control_lost(rank, why);
+    return;
+  }
   if (dialing_.count(rank) != 0 && !dispatch_.lost(rank)) {
     // The handshake ends on the acceptor's side first: a peer that has
     // accepted this dial may finish its program and exit before this broker
@@ -479,6 +520,11 @@ void DataPlaneBroker::check_loss(int rank) {
   auto s = suspects_.find(rank);
   if (s == suspects_.end())
     return; // lost meanwhile
+  if (use_ucx_) {
+    lose(rank, s->second.why + (left_.count(rank) != 0 ? std::string()
+                                                        : ", and it sent nothing more over UCX shared memory"));
+    return;
+  }
   if (dialing_.count(rank) != 0) {
     const auto now = Clock::now();
     if (now >= s->second.since + setup_.hint_grace)
@@ -525,7 +571,7 @@ void DataPlaneBroker::check_ready() {
   // an error only for the collectives that would need it.
   bool waiting = !dialing_.empty();
   for (int rank = 0; rank < static_cast<int>(setup_.task_names.size()); ++rank) {
-    if (rank == setup_.rank || by_rank_.count(rank) != 0 || left_.count(rank) != 0)
+    if (rank == setup_.rank || by_rank_.count(rank) != 0 || left_.count(rank) != 0 || ucx_peer(rank))
       continue;
     if (const auto* loss = dispatch_.loss_of(rank)) {
       want_ready_ = false;

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <caf/meta/type_name.hpp>
 #include <caf/type_id.hpp>
@@ -36,12 +37,30 @@ struct HelloMsg {
   /// restart of its task (Handshake::admits_restart); it then dials every
   /// member itself, since none will dial it.
   bool rejoined = false;
+  /// What the sender offers for a UCX data plane (DataPlaneUcxOfferMsg):
+  /// its worker's address and nonce, empty when it offers none (then
+  /// `ucx_error` says why), and its shared-memory domain.
+  std::vector<uint8_t> ucx_address;
+  std::vector<uint8_t> ucx_nonce;
+  std::string ucx_error;
+  std::string shm_domain;
+  std::string transport; ///< its TROUPE_TRANSPORT
+
+  /// Bounds for the decoder: a UCX worker address of shared-memory
+  /// transports is a few hundred bytes.
+  static constexpr size_t max_ucx_bytes = 4096;
+  static constexpr size_t max_text_bytes = 1024;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, HelloMsg& x) {
   return f(caf::meta::type_name("troupe::HelloMsg"), x.rank, x.task, x.spec_fingerprint,
-           x.data_port, x.pid, x.host, x.node, x.rejoined);
+           x.data_port, x.pid, x.host, x.node, x.rejoined,
+           bounded(x.ucx_address, HelloMsg::max_ucx_bytes, "a hello's UCX address"),
+           bounded(x.ucx_nonce, HelloMsg::max_ucx_bytes, "a hello's UCX nonce"),
+           bounded(x.ucx_error, HelloMsg::max_text_bytes, "a hello's UCX error"),
+           bounded(x.shm_domain, HelloMsg::max_text_bytes, "a hello's shared-memory domain"),
+           bounded(x.transport, HelloMsg::max_text_bytes, "a hello's transport"));
 }
 
 /// Task -> the node actor of another task (request): the actor published

@@ -18,6 +18,7 @@
 #include <troupe/net/link/data_plane_messages.hpp>
 #include <troupe/net/tls/tls_context.hpp>
 #include <troupe/net/link/link_dispatch.hpp>
+#include <troupe/net/ucx/ucx_transport.hpp>
 
 namespace troupe::internal {
 
@@ -42,6 +43,10 @@ struct DataPlaneSetup {
   /// An accepted connection that has not completed troupe's handshake after
   /// this is closed (TROUPE_HANDSHAKE_TIMEOUT_SECONDS).
   caf::timespan hello_timeout = std::chrono::seconds(10);
+  /// TROUPE_TRANSPORT: "tcp" opens no UCX worker; "ucx" and "auto" open one
+  /// (unless `tls`) and offer it (DataPlaneUcxOfferMsg).
+  std::string transport = "tcp";
+  std::chrono::microseconds ucx_spin{0}; ///< TROUPE_UCX_SPIN_US
 };
 
 /// The bulk data plane of one cluster process: a CAF io broker that owns one
@@ -72,6 +77,11 @@ struct DataPlaneSetup {
 ///    that is merely busy (no data frames, but heartbeats) is never lost.
 /// 5. A connection that has not completed the handshake within
 ///    `hello_timeout` is closed, naming its address.
+/// 6. Over UCX (DataPlaneConnectMsg::ucx; data_plane_broker_ucx.cpp) the
+///    frames travel as active messages on a UcxTransport's progress thread
+///    instead of sockets; peers are admitted by their UCX hello's proof, and
+///    with no connection to close, a control-plane loss decides after
+///    `hint_grace`, a failed send or receive at once.
 /// Runs on the middleman's I/O thread, like every broker; connects run on a
 /// dialer actor of their own, so a slow connect stops no heartbeat.
 class DataPlaneBroker final : public DataPlaneBrokerHandle::broker_base {
@@ -127,6 +137,16 @@ private:
   void lose(int rank, const std::string& why);
   void check_ready();
   [[nodiscard]] std::string task(int rank) const;
+  /// Whether every connection's bytes (and UCX's sends) left after a bye.
+  [[nodiscard]] bool bye_done() const { return draining_.empty() && !ucx_flushing_; }
+
+  // UCX (data_plane_broker_ucx.cpp).
+  void open_ucx();
+  [[nodiscard]] UcxOffer ucx_offer() const;
+  void connect_ucx(const std::vector<DataPlanePeer>& peers);
+  void on_ucx_frame(UcxFrameMsg& msg);
+  void on_ucx_control_lost(int rank, const std::string& why);
+  [[nodiscard]] bool ucx_peer(int rank) const { return use_ucx_ && ucx_admitted_.count(rank) != 0; }
 
   DataPlaneSetup setup_;
   Handshake handshake_;
@@ -146,6 +166,11 @@ private:
   /// Connections whose bytes must be written before the bye is answered.
   std::map<caf::io::connection_handle, bool> draining_;
   caf::response_promise bye_;
+  std::unique_ptr<UcxTransport> ucx_;
+  std::string ucx_error_;      ///< why there is no ucx_
+  bool use_ucx_ = false;       ///< DataPlaneConnectMsg chose UCX
+  std::set<int> ucx_admitted_; ///< ranks whose UCX hello proved the token
+  bool ucx_flushing_ = false;  ///< a bye's UCX flush is running
 };
 
 } // namespace troupe::internal

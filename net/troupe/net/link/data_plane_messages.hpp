@@ -27,6 +27,9 @@ struct DataPlanePeer {
   int rank = 0;
   std::string host;
   uint16_t port = 0;
+  /// Its UCX worker address and nonce (HelloMsg), for DataPlaneConnectMsg::ucx.
+  std::vector<uint8_t> ucx_address;
+  std::vector<uint8_t> ucx_nonce;
 };
 
 /// Edge -> broker (request): the port this data plane listens on.
@@ -34,11 +37,45 @@ struct DataPlanePortMsg {};
 
 /// Edge -> broker (request): connect to every peer of lower rank, accept the
 /// others; answered once every peer is connected and identified. Each
-/// connect gives up after `timeout`.
+/// connect gives up after `timeout`. `ucx`: over UCX shared memory instead
+/// (every peer's ucx_address and ucx_nonce set; net/ucx).
 struct DataPlaneConnectMsg {
   std::vector<DataPlanePeer> peers;
   caf::timespan timeout = std::chrono::seconds(120);
+  bool ucx = false;
 };
+
+/// Edge -> broker (request): what this process offers for a UCX data plane,
+/// for its HelloMsg: an empty address with `error` saying why when it
+/// offers none (TROUPE_TRANSPORT=tcp, TROUPE_TLS=1, or UCX failed to start).
+struct DataPlaneUcxOfferMsg {};
+
+struct UcxOffer {
+  std::vector<uint8_t> address;
+  std::vector<uint8_t> nonce;
+  std::string error;
+};
+
+/// UCX progress thread -> broker: a whole frame from `from`.
+struct UcxFrameMsg {
+  int from = 0;
+  FrameHeader header;
+  FrameBytes bytes;
+};
+
+/// UCX progress thread -> broker: `rank` proved the cluster token over UCX.
+struct UcxAdmittedMsg {
+  int rank = 0;
+};
+
+/// UCX progress thread -> broker: a send to or receive from `rank` failed.
+struct UcxFailedMsg {
+  int rank = 0;
+  std::string why;
+};
+
+/// UCX progress thread -> broker: the sends before the bye have left.
+struct UcxFlushedMsg {};
 
 /// Edge -> broker (request): this process shuts down normally. Sends a bye
 /// frame to every peer and answers once every socket's bytes are written.
@@ -69,7 +106,7 @@ struct DataPlaneDialedMsg {
 // only (no type ID), but nothing in them ties them to it; they print.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, DataPlanePeer& x) {
-  return f(caf::meta::type_name("troupe::DataPlanePeer"), x.rank, x.host, x.port);
+  return f(caf::meta::type_name("troupe::DataPlanePeer"), x.rank, x.host, x.port, x.ucx_address, x.ucx_nonce);
 }
 
 template <class Inspector>
@@ -79,7 +116,38 @@ typename Inspector::result_type inspect(Inspector& f, DataPlanePortMsg&) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, DataPlaneConnectMsg& x) {
-  return f(caf::meta::type_name("troupe::DataPlaneConnectMsg"), x.peers, x.timeout);
+  return f(caf::meta::type_name("troupe::DataPlaneConnectMsg"), x.peers, x.timeout, x.ucx);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, DataPlaneUcxOfferMsg&) {
+  return f(caf::meta::type_name("troupe::DataPlaneUcxOfferMsg"));
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, UcxOffer& x) {
+  return f(caf::meta::type_name("troupe::UcxOffer"), x.address, x.nonce, x.error);
+}
+
+// Local-only: the frame shares its bytes with the progress thread's buffer.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, UcxFrameMsg& x) {
+  return inspect_local_only(f, "troupe::UcxFrameMsg", x.from);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, UcxAdmittedMsg& x) {
+  return f(caf::meta::type_name("troupe::UcxAdmittedMsg"), x.rank);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, UcxFailedMsg& x) {
+  return f(caf::meta::type_name("troupe::UcxFailedMsg"), x.rank, x.why);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, UcxFlushedMsg&) {
+  return f(caf::meta::type_name("troupe::UcxFlushedMsg"));
 }
 
 template <class Inspector>
@@ -109,6 +177,8 @@ typename Inspector::result_type inspect(Inspector& f, DataPlaneDialedMsg& x) {
 using DataPlaneBrokerHandle = DataPlaneHandle::extend<
   caf::reacts_to<PeerLostMsg>, caf::replies_to<DataPlanePortMsg>::with<uint16_t>,
   caf::replies_to<DataPlaneConnectMsg>::with<bool>, caf::replies_to<DataPlaneByeMsg>::with<bool>,
+  caf::replies_to<DataPlaneUcxOfferMsg>::with<UcxOffer>, caf::reacts_to<UcxFrameMsg>, caf::reacts_to<UcxAdmittedMsg>,
+  caf::reacts_to<UcxFailedMsg>, caf::reacts_to<UcxFlushedMsg>,
   caf::reacts_to<DataPlaneDialedMsg>, caf::reacts_to<DataPlaneCheckLossMsg>, caf::reacts_to<DataPlaneHelloDeadlineMsg>,
   caf::reacts_to<caf::io::new_connection_msg>, caf::reacts_to<caf::io::new_data_msg>,
   caf::reacts_to<caf::io::data_transferred_msg>, caf::reacts_to<caf::io::connection_closed_msg>,
