@@ -32,6 +32,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <fcntl.h>
@@ -41,6 +42,8 @@
 #include <CLI/CLI.hpp>
 
 #include <troupe/core/config.hpp>
+#include <troupe/core/hop_trace.hpp>
+#include <troupe/net/link/frame_header.hpp>
 #include <troupe/troupe.hpp>
 
 #include "bench_support.hpp"
@@ -404,6 +407,61 @@ void print_results(int ranks, const std::vector<CaseResult>& results,
   std::cout.flush();
 }
 
+// Where the time of a 4 KiB all-reduce goes on rank 0: each hand-off's
+// median offset from the replica issuing it (core/hop_trace.hpp), over
+// `iters` runs of one all-reduce each, traced apart from the timed sweep.
+void print_hops(troupe::MultiWorkerMirroredStrategy& strategy, int rank, int iters) {
+  using troupe::internal::Hop;
+  const std::size_t count = 1024; // 4 KiB of float32
+  const Tensor input = Tensor::full({static_cast<int64_t>(count)}, 1.0, troupe::DType::float32);
+  auto fn = [](const Tensor& x) { return troupe::get_replica_context().all_reduce(troupe::ReduceOp::SUM, x); };
+  for (int i = 0; i < 20; ++i) // warm-up
+    (void)strategy.run(fn, input);
+  (void)sum_across_workers(strategy, 0);
+  troupe::internal::start_hop_trace(std::size_t{64} * static_cast<std::size_t>(iters));
+  for (int i = 0; i < iters; ++i)
+    (void)strategy.run(fn, input);
+  (void)sum_across_workers(strategy, 0); // every rank's runs are done
+  const auto events = troupe::internal::stop_hop_trace();
+  if (rank != 0)
+    return;
+  // Per run: each (hop, frame type, nth such event) as an offset from the issue.
+  std::map<uint64_t, std::vector<troupe::internal::HopEvent>> by_run;
+  for (const auto& e : events)
+    by_run[e.run].push_back(e);
+  std::map<std::tuple<int, int, int>, std::vector<double>> offsets;
+  for (auto& [run, list] : by_run) {
+    std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.ns < b.ns; });
+    auto issued = std::find_if(list.begin(), list.end(), [](const auto& e) { return e.hop == Hop::replica_issued; });
+    if (issued == list.end())
+      continue;
+    std::map<std::pair<int, int>, int> nth;
+    for (const auto& e : list) {
+      const auto kind = std::pair{static_cast<int>(e.hop), static_cast<int>(e.frame_type)};
+      offsets[{kind.first, kind.second, nth[kind]++}].push_back(static_cast<double>(e.ns - issued->ns) / 1e3);
+    }
+  }
+  std::vector<std::pair<double, std::string>> rows;
+  for (auto& [key, values] : offsets) {
+    if (values.size() * 2 < static_cast<std::size_t>(iters))
+      continue; // not in most runs
+    const auto [hop, type, n] = key;
+    std::string what(troupe::internal::hop_name(static_cast<Hop>(hop)));
+    if (type != 0)
+      what += std::string(" (") + std::string(troupe::internal::frame_type_name(static_cast<troupe::internal::FrameType>(type)))
+              + (n > 0 ? " #" + std::to_string(n + 1) : std::string()) + ")";
+    rows.emplace_back(troupe::bench::median(values), what);
+  }
+  std::sort(rows.begin(), rows.end());
+  std::printf("# hops of a 4 KiB all-reduce on rank 0 (median us after the replica issued it, %d runs):\n", iters);
+  double previous = 0;
+  for (const auto& [at, what] : rows) {
+    std::printf("#   %8.1f  (+%6.1f)  %s\n", at, at - previous, what.c_str());
+    previous = at;
+  }
+  std::fflush(stdout);
+}
+
 int run_worker(const Options& opts) {
   troupe::Runtime rt(troupe::ClusterResolver::from_env(), {.logical_cpu_devices = 1});
   troupe::MultiWorkerMirroredStrategy strategy(rt);
@@ -459,6 +517,8 @@ int run_worker(const Options& opts) {
       std::cout << line << std::endl;
     }
   }
+
+  print_hops(strategy, rank, opts.quick ? 20 : 300);
 
   const auto after = probe_loopback(strategy, rank, probe_opts);
   if (chief) {

@@ -10,6 +10,7 @@
 
 #include <troupe/actors/gpu/gpu_all_reduce.hpp>
 #include <troupe/collectives/local_all_gather.hpp>
+#include <troupe/core/hop_trace.hpp>
 #include <troupe/core/log.hpp>
 
 namespace troupe::internal {
@@ -91,6 +92,7 @@ CollectiveGroupActor::behavior_type CollectiveGroupActor::make_behavior() {
     cross_ = std::make_unique<CrossWorkerCollectives>(
       setup_.group_id, *setup_.cluster,
       [this](int to, const FrameHeader& header, FrameBytes bytes) {
+        trace_hop(Hop::group_send, header.run, static_cast<uint8_t>(header.type));
         send(setup_.link, LinkSendMsg{to, header, std::move(bytes)});
       },
       [this](const CollectiveKey& key, std::vector<Tensor> result) {
@@ -115,6 +117,7 @@ CollectiveGroupActor::behavior_type CollectiveGroupActor::make_behavior() {
   }
   return {
     [this](const LinkFrameMsg& msg) {
+      trace_hop(Hop::group_frame, msg.header.run, static_cast<uint8_t>(msg.header.type));
       if (cross_)
         cross_->on_frame(msg.from, msg.header, msg.bytes);
     },
@@ -173,6 +176,7 @@ std::string CollectiveGroupActor::who_sent_what(const Pending& pending) const {
 
 void CollectiveGroupActor::on_contribution(ContributionMsg& msg) {
   const auto key = msg.key;
+  trace_hop(Hop::group_contribution, key.run);
   const auto replica = static_cast<size_t>(msg.replica);
   auto sender = caf::actor_cast<ReplicaActorHandle>(current_sender());
   // Every replica finished the previous runs before this one started.
@@ -414,6 +418,7 @@ void CollectiveGroupActor::deliver(const CollectiveKey& key, Pending& pending,
                            "(t.to(\"CPU:0\"))");
       return;
     }
+  trace_hop(Hop::group_deliver, key.run);
   for (size_t i = 0; i < pending.senders.size(); ++i) {
     auto result = std::make_shared<CollectiveResult>();
     result->tensors.reserve(tensors.size());

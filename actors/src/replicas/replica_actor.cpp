@@ -4,6 +4,7 @@
 
 #include <caf/all.hpp>
 
+#include <troupe/core/hop_trace.hpp>
 #include <troupe/core/log.hpp>
 
 #include <utility>
@@ -141,6 +142,7 @@ void ReplicaActor::continue_function() {
     waiting_for_ = CollectiveKey{setup_.group_id, job_->run_id, issued_++};
     auto fingerprint = CollectiveFingerprint::of(pending_->kind, pending_->op, pending_->axis,
                                                  pending_->tensors);
+    trace_hop(Hop::replica_issued, waiting_for_.run);
     send(setup_.group, ContributionMsg{waiting_for_, setup_.replica, std::move(fingerprint),
                                        std::move(pending_)});
     pending_.reset();
@@ -163,6 +165,7 @@ void ReplicaActor::on_done(CollectiveDoneMsg& msg) {
                               << "; ignored";
     return;
   }
+  trace_hop(Hop::replica_resumed, msg.key.run);
   result_ = std::move(msg.result);
   error_code_ = msg.code;
   error_message_ = std::move(msg.message);

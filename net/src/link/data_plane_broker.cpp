@@ -11,6 +11,7 @@
 #include <caf/io/all.hpp>
 #include <caf/io/network/native_socket.hpp>
 
+#include <troupe/core/hop_trace.hpp>
 #include <troupe/core/log.hpp>
 #include <troupe/core/type_ids.hpp>
 #include <troupe/net/auth/refusal_log.hpp>
@@ -232,6 +233,7 @@ DataPlaneBroker::behavior_type DataPlaneBroker::make_behavior() {
     [this](const caf::io::connection_closed_msg& msg) { on_closed(msg.handle); },
     [](const caf::io::acceptor_closed_msg&) {},
     [this](LinkSendMsg& msg) {
+      trace_hop(Hop::link_send, msg.header.run, static_cast<uint8_t>(msg.header.type));
       if (use_ucx_) {
         if (ucx_peer(msg.to) && !dispatch_.lost(msg.to))
           ucx_->send(msg.to, msg.header, std::move(msg.bytes));
@@ -240,9 +242,10 @@ DataPlaneBroker::behavior_type DataPlaneBroker::make_behavior() {
       auto i = by_rank_.find(msg.to);
       if (i == by_rank_.end() || dispatch_.lost(msg.to))
         return;
+      trace_hop(Hop::wire_send, msg.header.run, static_cast<uint8_t>(msg.header.type));
       send_frame(i->second, msg.header, msg.bytes.data);
     },
-    [this](const LinkRegisterMsg& msg) { dispatch_.on_register(msg); },
+    [this](const LinkRegisterMsg& msg) { on_register(msg); },
     [this](const PeerLostMsg& msg) { on_control_lost(msg.rank, msg.why); },
     [this](const DataPlaneCheckLossMsg& msg) { check_loss(msg.rank); },
   };
@@ -277,6 +280,8 @@ void DataPlaneBroker::on_data(caf::io::connection_handle hdl, std::vector<char>&
     auto bytes = std::make_shared<std::vector<char>>();
     bytes->swap(buf);
     FrameBytes frame{bytes, reinterpret_cast<const std::byte*>(bytes->data()), bytes->size()};
+    trace_hop(Hop::wire_receive, conn.header.run, static_cast<uint8_t>(conn.header.type));
+    trace_hop(Hop::link_dispatch, conn.header.run, static_cast<uint8_t>(conn.header.type));
     dispatch_.on_frame(LinkFrameMsg{conn.rank, conn.header, std::move(frame)});
     return;
   }
@@ -321,6 +326,8 @@ void DataPlaneBroker::on_header(caf::io::connection_handle hdl, Connection& conn
     return;
   }
   if (header.size == 0) {
+    trace_hop(Hop::wire_receive, header.run, static_cast<uint8_t>(header.type));
+    trace_hop(Hop::link_dispatch, header.run, static_cast<uint8_t>(header.type));
     dispatch_.on_frame(LinkFrameMsg{conn.rank, header, FrameBytes{}});
     return;
   }
@@ -423,6 +430,8 @@ void DataPlaneBroker::lose(int rank, const std::string& reason) {
   else
     TROUPE_LOG(warning, "net") << "task " << task(rank) << " is lost: " << why;
   dispatch_.on_peer_lost(rank, why, left);
+  if (use_ucx_)
+    ucx_->post([d = ucx_dispatch_, rank, why, left] { d->on_peer_lost(rank, why, left); });
   suspects_.erase(rank);
   if (ucx_ && ucx_admitted_.erase(rank) != 0)
     ucx_->drop(rank);

@@ -5,6 +5,7 @@
 
 #include <caf/send.hpp>
 
+#include <troupe/core/hop_trace.hpp>
 #include <troupe/core/log.hpp>
 
 namespace troupe::internal {
@@ -25,13 +26,23 @@ void DataPlaneBroker::open_ucx() {
   ucx.spec_fingerprint = setup_.spec_fingerprint;
   ucx.max_frame_bytes = setup_.max_frame_bytes;
   ucx.spin = setup_.ucx_spin;
-  // Called on the progress thread: each becomes a message to this broker,
-  // which owns the dispatch. on_exit drops the transport, and these handles
-  // with it.
+  // Called on the progress thread. Frames go from there to their groups
+  // (one hand-off less than through this broker); the rest become messages
+  // to this broker. on_exit drops the transport, and these handles with it.
   const DataPlaneBrokerHandle me{this};
+  ucx_dispatch_ = std::make_shared<LinkDispatch>(
+    [](const LinkReceiverHandle& to, LinkFrameMsg msg) { caf::anon_send(to, std::move(msg)); },
+    [](const LinkReceiverHandle& to, PeerLostMsg msg) { caf::anon_send(to, std::move(msg)); });
   UcxEvents events;
-  events.frame = [me](int from, const FrameHeader& header, FrameBytes bytes) {
-    caf::anon_send(me, UcxFrameMsg{from, header, std::move(bytes)});
+  events.frame = [me, dispatch = ucx_dispatch_](int from, const FrameHeader& header, FrameBytes bytes) {
+    if (header.type == FrameType::bye) { // this broker decides about losses
+      caf::anon_send(me, UcxFrameMsg{from, header, {}});
+      return;
+    }
+    if (dispatch->lost(from))
+      return;
+    trace_hop(Hop::link_dispatch, header.run, static_cast<uint8_t>(header.type));
+    dispatch->on_frame(LinkFrameMsg{from, header, std::move(bytes)});
   };
   events.admitted = [me](int rank) { caf::anon_send(me, UcxAdmittedMsg{rank}); };
   events.failed = [me](int rank, std::string why) { caf::anon_send(me, UcxFailedMsg{rank, std::move(why)}); };
@@ -55,6 +66,21 @@ UcxOffer DataPlaneBroker::ucx_offer() const {
 
 void DataPlaneBroker::connect_ucx(const std::vector<DataPlanePeer>& peers) {
   use_ucx_ = true;
+  // The groups (and the node's loss watch) move to the progress thread's
+  // dispatch, with the losses known so far; this broker's keeps the record
+  // of losses only.
+  std::vector<PeerLostMsg> losses;
+  for (int rank = 0; rank < static_cast<int>(setup_.task_names.size()); ++rank)
+    if (const auto* loss = dispatch_.loss_of(rank))
+      losses.push_back(*loss);
+  for (const auto& [group, actor] : registered_)
+    dispatch_.on_register(LinkRegisterMsg{group, LinkReceiverHandle{}});
+  ucx_->post([d = ucx_dispatch_, groups = registered_, losses] {
+    for (const auto& loss : losses)
+      d->on_peer_lost(loss.rank, loss.why, loss.left);
+    for (const auto& [group, actor] : groups)
+      d->on_register(LinkRegisterMsg{group, actor});
+  });
   std::vector<UcxPeer> ucx_peers;
   for (const auto& peer : peers)
     ucx_peers.push_back(UcxPeer{peer.rank, peer.ucx_address, peer.ucx_nonce});
@@ -62,13 +88,20 @@ void DataPlaneBroker::connect_ucx(const std::vector<DataPlanePeer>& peers) {
 }
 
 void DataPlaneBroker::on_ucx_frame(UcxFrameMsg& msg) {
-  if (dispatch_.lost(msg.from))
-    return;
-  if (msg.header.type == FrameType::bye) {
+  // Only byes come here: the progress thread dispatches every other frame.
+  if (!dispatch_.lost(msg.from) && msg.header.type == FrameType::bye)
     left_[msg.from] = true;
-    return;
-  }
-  dispatch_.on_frame(LinkFrameMsg{msg.from, msg.header, std::move(msg.bytes)});
+}
+
+void DataPlaneBroker::on_register(const LinkRegisterMsg& msg) {
+  if (msg.actor)
+    registered_[msg.group] = msg.actor;
+  else
+    registered_.erase(msg.group);
+  if (use_ucx_)
+    ucx_->post([d = ucx_dispatch_, msg] { d->on_register(msg); });
+  else
+    dispatch_.on_register(msg);
 }
 
 void DataPlaneBroker::on_ucx_control_lost(int rank, const std::string& why) {

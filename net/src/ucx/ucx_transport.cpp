@@ -15,6 +15,7 @@
 
 #include <ucp/api/ucp.h>
 
+#include <troupe/core/hop_trace.hpp>
 #include <troupe/core/log.hpp>
 
 namespace troupe::internal {
@@ -275,6 +276,7 @@ private:
   }
 
   void send_am(int to, const FrameHeader& header, FrameBytes bytes, AmKind kind) {
+    trace_hop(Hop::wire_send, header.run, static_cast<uint8_t>(header.type));
     auto* op = new SendOp{this, to, AmHeader{header, setup_.rank, kind}, std::move(bytes)};
     ucp_request_param_t param{};
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
@@ -315,6 +317,7 @@ private:
     std::memcpy(&h, raw_header, sizeof h);
     if (!valid_peer(h.from) || dropped_[static_cast<std::size_t>(h.from)])
       return;
+    trace_hop(Hop::wire_receive, h.frame.run, static_cast<uint8_t>(h.frame.type));
     const auto from = static_cast<std::size_t>(h.from);
     const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
     if (h.frame.magic != FrameHeader::magic_value || h.frame.version != FrameHeader::current_version) {
@@ -535,6 +538,10 @@ void UcxTransport::flush() {
 void UcxTransport::drop(int rank) {
   auto* impl = impl_.get();
   impl->post([impl, rank] { impl->drop(rank); });
+}
+
+void UcxTransport::post(std::function<void()> work) {
+  impl_->post(std::move(work));
 }
 
 } // namespace troupe::internal

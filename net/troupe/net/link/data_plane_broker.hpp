@@ -79,7 +79,8 @@ struct DataPlaneSetup {
 ///    `hello_timeout` is closed, naming its address.
 /// 6. Over UCX (DataPlaneConnectMsg::ucx; data_plane_broker_ucx.cpp) the
 ///    frames travel as active messages on a UcxTransport's progress thread
-///    instead of sockets; peers are admitted by their UCX hello's proof, and
+///    instead of sockets, and that thread hands them to their groups itself;
+///    peers are admitted by their UCX hello's proof, and
 ///    with no connection to close, a control-plane loss decides after
 ///    `hint_grace`, a failed send or receive at once.
 /// Runs on the middleman's I/O thread, like every broker; connects run on a
@@ -146,6 +147,7 @@ private:
   void connect_ucx(const std::vector<DataPlanePeer>& peers);
   void on_ucx_frame(UcxFrameMsg& msg);
   void on_ucx_control_lost(int rank, const std::string& why);
+  void on_register(const LinkRegisterMsg& msg);
   [[nodiscard]] bool ucx_peer(int rank) const { return use_ucx_ && ucx_admitted_.count(rank) != 0; }
 
   DataPlaneSetup setup_;
@@ -170,6 +172,12 @@ private:
   std::string ucx_error_;      ///< why there is no ucx_
   bool use_ucx_ = false;       ///< DataPlaneConnectMsg chose UCX
   std::set<int> ucx_admitted_; ///< ranks whose UCX hello proved the token
+  /// Over UCX the frames go to their groups straight from the progress
+  /// thread, which alone touches this dispatch once UCX carries the data
+  /// plane (registrations and losses are posted to it).
+  std::shared_ptr<LinkDispatch> ucx_dispatch_;
+  /// The groups registered now, to hand over to ucx_dispatch_ at the connect.
+  std::map<uint64_t, LinkReceiverHandle> registered_;
   bool ucx_flushing_ = false;  ///< a bye's UCX flush is running
 };
 

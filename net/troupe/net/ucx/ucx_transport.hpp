@@ -47,7 +47,8 @@ struct UcxSetup {
 
 /// What the progress thread reports; called on that thread.
 struct UcxEvents {
-  /// A whole frame from `from` (in the order `from` sent them).
+  /// A whole frame from `from` (in the order `from` sent them): the
+  /// receiver delivers it from this thread, without another hand-off.
   std::function<void(int from, const FrameHeader& header, FrameBytes bytes)> frame;
   /// `from` proved the cluster token: frames from it are accepted.
   std::function<void(int from)> admitted;
@@ -80,6 +81,9 @@ public:
   void flush();
   /// Forgets `rank`: its endpoint is closed, frames from it dropped.
   void drop(int rank);
+  /// Runs `work` on the progress thread, in order with the frames it
+  /// reports (what state the `frame` event reads is safe to change there).
+  void post(std::function<void()> work);
 
   class Impl;
 
