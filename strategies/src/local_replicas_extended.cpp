@@ -67,7 +67,7 @@ void LocalReplicasExtended::start() {
   GroupOptions group_options{
     options_.timeout_seconds > 0 ? options_.timeout_seconds : k.collective_timeout_seconds,
     k.stall_warning_seconds, k.local_reduce_split_bytes, k.fiber_stack_bytes, std::nullopt, std::nullopt,
-    options_.implementation, options_.bytes_per_pack};
+    options_.implementation, options_.bytes_per_pack, nullptr};
   const int local = static_cast<int>(devices_.size());
   DataPlaneHandle link;
   if (auto* cluster = placement_.cluster) {
@@ -88,6 +88,7 @@ void LocalReplicasExtended::start() {
     group_options.cluster = setup;
     group_options.group_id = position;
     link = cluster->link();
+    group_options.direct_link = cluster->frame_sender();
   }
   group_ = std::make_unique<ReplicaGroup>(runtime_, devices_, std::move(frames), group_options, link);
   const int offset = placement_.worker_index * local;

@@ -93,7 +93,10 @@ CollectiveGroupActor::behavior_type CollectiveGroupActor::make_behavior() {
       setup_.group_id, *setup_.cluster,
       [this](int to, const FrameHeader& header, FrameBytes bytes) {
         trace_hop(Hop::group_send, header.run, static_cast<uint8_t>(header.type));
-        send(setup_.link, LinkSendMsg{to, header, std::move(bytes)});
+        if (setup_.direct_link)
+          setup_.direct_link->send(to, header, std::move(bytes));
+        else
+          send(setup_.link, LinkSendMsg{to, header, std::move(bytes)});
       },
       [this](const CollectiveKey& key, std::vector<Tensor> result) {
         if (auto i = pending_.find(key); i != pending_.end())

@@ -69,7 +69,8 @@ ReplicaGroup::ReplicaGroup(Executor& runtime, std::vector<DeviceSpec> devices,
                    to_timespan(options.stall_warning_seconds), options.split_bytes, options.cluster,
                    options.cluster ? link : DataPlaneHandle{},
                    options.cluster ? options.cluster->implementation : options.implementation,
-                   options.cluster ? options.cluster->bytes_per_pack : options.bytes_per_pack};
+                   options.cluster ? options.cluster->bytes_per_pack : options.bytes_per_pack,
+                   options.cluster ? options.direct_link : nullptr};
   impl_->group = sys.spawn<CollectiveGroupActor>(std::move(setup));
   for (size_t i = 0; i < devices.size(); ++i) {
     ReplicaSetup rs{static_cast<int>(i), group_id, devices[i], impl_->group, frames.at(i),

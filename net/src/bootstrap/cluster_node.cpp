@@ -428,6 +428,9 @@ void ClusterNode::join() {
       .receive([&](bool) { connected = true; }, [&](caf::error& e) { error = system_.render(e); });
     if (!connected)
       fail(Errc::timeout, "task " + me + " cannot connect its data plane to the other tasks: " + error);
+    if (transport.ucx)
+      self->request(data_plane_, std::chrono::seconds(10), DataPlaneSenderMsg{})
+        .receive([&](FrameSenderRef& ref) { frame_sender_ = std::move(ref.sender); }, [](caf::error&) {});
   }
   TROUPE_LOG(info, "net") << "task " << me << " joined a cluster of " << names.size() << " tasks";
 }
@@ -517,6 +520,7 @@ void ClusterNode::stop_actors() {
   if (node_)
     caf::anon_send_exit(node_, caf::exit_reason::user_shutdown);
   data_plane_ = nullptr;
+  frame_sender_ = nullptr;
   node_ = nullptr;
 }
 

@@ -143,6 +143,9 @@ DataPlaneBroker::behavior_type DataPlaneBroker::make_behavior() {
       return port_;
     },
     [this](const DataPlaneUcxOfferMsg&) { return ucx_offer(); },
+    [this](const DataPlaneSenderMsg&) {
+      return FrameSenderRef{use_ucx_ ? std::shared_ptr<FrameSender>(ucx_) : nullptr};
+    },
     [this](const DataPlaneConnectMsg& msg) -> caf::result<bool> {
       if (msg.ucx) {
         if (!ucx_)

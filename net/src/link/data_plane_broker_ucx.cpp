@@ -48,7 +48,7 @@ void DataPlaneBroker::open_ucx() {
   events.failed = [me](int rank, std::string why) { caf::anon_send(me, UcxFailedMsg{rank, std::move(why)}); };
   events.flushed = [me] { caf::anon_send(me, UcxFlushedMsg{}); };
   std::string why;
-  ucx_ = UcxTransport::open(std::move(ucx), std::move(events), why);
+  ucx_ = std::shared_ptr<UcxTransport>(UcxTransport::open(std::move(ucx), std::move(events), why));
   if (!ucx_)
     ucx_error_ = why;
 }

@@ -12,6 +12,7 @@
 
 #include <troupe/collectives/cross_worker_collectives.hpp>
 #include <troupe/collectives/progress_tracker.hpp>
+#include <troupe/net/link/frame_sender.hpp>
 #include <troupe/net/link/link_messages.hpp>
 #include <troupe/actors/replicas/collective_group_messages.hpp>
 #include <troupe/actors/gpu/gpu_collectives.hpp>
@@ -33,6 +34,8 @@ struct GroupSetup {
   DataPlaneHandle link;
   CommunicationImplementation implementation = CommunicationImplementation::AUTO;
   int64_t bytes_per_pack = 0;
+  /// Frames go here, from the group's own thread, when set (UCX); else to `link`.
+  std::shared_ptr<FrameSender> direct_link;
 };
 
 /// Coordinates the collectives of the replicas of one strategy in one process.

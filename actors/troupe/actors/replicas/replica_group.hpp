@@ -10,6 +10,7 @@
 #include <troupe/collectives/cross_worker_collectives.hpp>
 #include <troupe/actors/fwd.hpp>
 #include <troupe/core/device_spec.hpp>
+#include <troupe/net/link/frame_sender.hpp>
 #include <troupe/net/link/link_messages.hpp>
 
 namespace troupe::internal {
@@ -39,6 +40,9 @@ struct GroupOptions {
   /// buffers of at most this many bytes (0: none); a multi-worker group
   /// takes its cluster setup's.
   int64_t bytes_per_pack = 0;
+  /// Multi-worker groups over UCX: the transport the group hands its frames
+  /// to itself (ClusterNode::frame_sender); null: through the link actor.
+  std::shared_ptr<FrameSender> direct_link;
 };
 
 /// The replica actors of one strategy in this process and the actor that

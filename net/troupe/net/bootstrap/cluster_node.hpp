@@ -70,6 +70,9 @@ public:
   /// The data-plane link the collective groups of multi-worker strategies use
   /// (a null handle on a ps task).
   [[nodiscard]] DataPlaneHandle link() const noexcept { return data_plane_; }
+  /// Over UCX: the transport collective groups send their frames through
+  /// directly (one thread hand-off less than link()); null over TCP.
+  [[nodiscard]] std::shared_ptr<FrameSender> frame_sender() const noexcept { return frame_sender_; }
   [[nodiscard]] const std::shared_ptr<const ClusterResolver>& resolver() const noexcept { return resolver_; }
 
   // -- membership (chief, workers, parameter servers) ----------------------------
@@ -135,6 +138,7 @@ private:
   NodeActorHandle node_;
   std::unique_ptr<ControlPlaneGate> gate_; ///< the task's control port
   DataPlaneBrokerHandle data_plane_;
+  std::shared_ptr<FrameSender> frame_sender_;
   bool farewell_said_ = false;
 };
 

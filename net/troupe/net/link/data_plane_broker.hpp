@@ -168,7 +168,8 @@ private:
   /// Connections whose bytes must be written before the bye is answered.
   std::map<caf::io::connection_handle, bool> draining_;
   caf::response_promise bye_;
-  std::unique_ptr<UcxTransport> ucx_;
+  /// Shared with the collective groups that send through it directly.
+  std::shared_ptr<UcxTransport> ucx_;
   std::string ucx_error_;      ///< why there is no ucx_
   bool use_ucx_ = false;       ///< DataPlaneConnectMsg chose UCX
   std::set<int> ucx_admitted_; ///< ranks whose UCX hello proved the token

@@ -16,6 +16,7 @@
 #include <caf/timespan.hpp>
 #include <caf/typed_actor.hpp>
 
+#include <troupe/net/link/frame_sender.hpp>
 #include <troupe/net/link/link_messages.hpp>
 
 namespace troupe::internal {
@@ -54,6 +55,14 @@ struct UcxOffer {
   std::vector<uint8_t> address;
   std::vector<uint8_t> nonce;
   std::string error;
+};
+
+/// Edge -> broker (request), after a connect over UCX: the transport the
+/// collective groups may send their frames through directly.
+struct DataPlaneSenderMsg {};
+
+struct FrameSenderRef {
+  std::shared_ptr<FrameSender> sender;
 };
 
 /// UCX progress thread -> broker: a whole frame from `from`.
@@ -129,6 +138,18 @@ typename Inspector::result_type inspect(Inspector& f, UcxOffer& x) {
   return f(caf::meta::type_name("troupe::UcxOffer"), x.address, x.nonce, x.error);
 }
 
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, DataPlaneSenderMsg&) {
+  return f(caf::meta::type_name("troupe::DataPlaneSenderMsg"));
+}
+
+// Local-only: a pointer into this process.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, FrameSenderRef& x) {
+  bool present = x.sender != nullptr;
+  return inspect_local_only(f, "troupe::FrameSenderRef", present);
+}
+
 // Local-only: the frame shares its bytes with the progress thread's buffer.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, UcxFrameMsg& x) {
@@ -177,7 +198,7 @@ typename Inspector::result_type inspect(Inspector& f, DataPlaneDialedMsg& x) {
 using DataPlaneBrokerHandle = DataPlaneHandle::extend<
   caf::reacts_to<PeerLostMsg>, caf::replies_to<DataPlanePortMsg>::with<uint16_t>,
   caf::replies_to<DataPlaneConnectMsg>::with<bool>, caf::replies_to<DataPlaneByeMsg>::with<bool>,
-  caf::replies_to<DataPlaneUcxOfferMsg>::with<UcxOffer>, caf::reacts_to<UcxFrameMsg>, caf::reacts_to<UcxAdmittedMsg>,
+  caf::replies_to<DataPlaneUcxOfferMsg>::with<UcxOffer>, caf::replies_to<DataPlaneSenderMsg>::with<FrameSenderRef>, caf::reacts_to<UcxFrameMsg>, caf::reacts_to<UcxAdmittedMsg>,
   caf::reacts_to<UcxFailedMsg>, caf::reacts_to<UcxFlushedMsg>,
   caf::reacts_to<DataPlaneDialedMsg>, caf::reacts_to<DataPlaneCheckLossMsg>, caf::reacts_to<DataPlaneHelloDeadlineMsg>,
   caf::reacts_to<caf::io::new_connection_msg>, caf::reacts_to<caf::io::new_data_msg>,

@@ -23,6 +23,7 @@
 #include <troupe/net/auth/cluster_auth.hpp>
 #include <troupe/net/link/frame_bytes.hpp>
 #include <troupe/net/link/frame_header.hpp>
+#include <troupe/net/link/frame_sender.hpp>
 
 namespace troupe::internal {
 
@@ -58,12 +59,12 @@ struct UcxEvents {
   std::function<void()> flushed;
 };
 
-class UcxTransport {
+class UcxTransport final : public FrameSender {
 public:
   /// Opens the worker and starts its thread; null with `why` when UCX cannot
   /// (no shared-memory transport, out of memory).
   static std::unique_ptr<UcxTransport> open(UcxSetup setup, UcxEvents events, std::string& why);
-  ~UcxTransport();
+  ~UcxTransport() override;
   UcxTransport(const UcxTransport&) = delete;
   UcxTransport& operator=(const UcxTransport&) = delete;
 
@@ -76,7 +77,7 @@ public:
   /// Creates an endpoint to each peer and sends it this process's proof.
   void connect(std::vector<UcxPeer> peers);
   /// Sends one frame; `bytes` stays alive until it has left.
-  void send(int to, const FrameHeader& header, FrameBytes bytes);
+  void send(int to, const FrameHeader& header, FrameBytes bytes) override;
   /// Reports `flushed` once every send issued before completed.
   void flush();
   /// Forgets `rank`: its endpoint is closed, frames from it dropped.
