@@ -1,7 +1,7 @@
 #include <troupe/core/hop_trace.hpp>
 
+#include <algorithm>
 #include <chrono>
-#include <memory>
 
 namespace troupe::internal {
 
@@ -10,19 +10,32 @@ namespace hop_trace_detail {
 std::atomic<bool> enabled{false};
 
 namespace {
-std::unique_ptr<HopEvent[]> events;
-std::size_t capacity = 0;
-std::atomic<std::size_t> next{0};
+
+// One trace's room. Never freed: a thread that read the previous one just
+// before a restart may still write into it (a few bytes per trace, in
+// benchmarks only).
+struct Buffer {
+  explicit Buffer(std::size_t n) : events(new HopEvent[n]), capacity(n) {}
+  HopEvent* events;
+  std::size_t capacity;
+  std::atomic<std::size_t> next{0};
+};
+
+std::atomic<Buffer*> current{nullptr};
+
 } // namespace
 
 void record(Hop hop, uint8_t frame_type, uint64_t run) noexcept {
-  const auto i = next.fetch_add(1, std::memory_order_relaxed);
-  if (i >= capacity)
+  Buffer* buffer = current.load(std::memory_order_acquire);
+  if (buffer == nullptr)
+    return;
+  const auto i = buffer->next.fetch_add(1, std::memory_order_relaxed);
+  if (i >= buffer->capacity)
     return;
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                     std::chrono::steady_clock::now().time_since_epoch())
                     .count();
-  events[i] = HopEvent{hop, frame_type, run, ns};
+  buffer->events[i] = HopEvent{hop, frame_type, run, ns};
 }
 
 } // namespace hop_trace_detail
@@ -45,18 +58,21 @@ std::string_view hop_name(Hop hop) noexcept {
 
 void start_hop_trace(std::size_t capacity) {
   using namespace hop_trace_detail;
-  enabled = false;
-  events = std::make_unique<HopEvent[]>(capacity);
-  hop_trace_detail::capacity = capacity;
-  next = 0;
-  enabled = true;
+  enabled.store(false, std::memory_order_release);
+  current.store(new Buffer(capacity), std::memory_order_release);
+  enabled.store(true, std::memory_order_release);
 }
 
 std::vector<HopEvent> stop_hop_trace() {
   using namespace hop_trace_detail;
-  enabled = false;
-  const auto n = std::min(next.load(), hop_trace_detail::capacity);
-  return std::vector<HopEvent>(events.get(), events.get() + n);
+  enabled.store(false, std::memory_order_release);
+  Buffer* buffer = current.exchange(nullptr, std::memory_order_acq_rel);
+  if (buffer == nullptr)
+    return {};
+  // A point that passed its check just before may still be writing: what
+  // this returns is for benchmarks, read after their collectives finished.
+  const auto n = std::min(buffer->next.load(std::memory_order_acquire), buffer->capacity);
+  return std::vector<HopEvent>(buffer->events, buffer->events + n);
 }
 
 } // namespace troupe::internal

@@ -156,6 +156,7 @@ void CollectiveGroupActor::on_exit() {
     gpu_->close();  // the device actors free its ranks once their collectives finished
   gpu_.reset();  // its callback holds this actor
   setup_.link = nullptr; // the link holds this actor until it reads the unregistration
+  setup_.direct_link = nullptr; // after the aborts above left through it
 }
 
 std::string CollectiveGroupActor::replica_list(const std::vector<int>& ids) {

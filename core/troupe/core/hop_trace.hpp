@@ -42,7 +42,7 @@ void record(Hop hop, uint8_t frame_type, uint64_t run) noexcept;
 
 /// Records `hop` when tracing is on.
 inline void trace_hop(Hop hop, uint64_t run, uint8_t frame_type = 0) noexcept {
-  if (hop_trace_detail::enabled.load(std::memory_order_relaxed))
+  if (hop_trace_detail::enabled.load(std::memory_order_acquire))
     hop_trace_detail::record(hop, frame_type, run);
 }
 

@@ -94,7 +94,12 @@ void DataPlaneBroker::on_exit() {
   // Groups hold this broker and it holds them, and its pending promises hold
   // it: break the cycles.
   dispatch_ = LinkDispatch({}, {});
-  ucx_.reset(); // joins its progress thread, whose callbacks hold this broker
+  // Joins the progress thread and drops its callbacks, which hold this broker
+  // and, through the dispatch, the groups (which may hold the transport).
+  if (ucx_)
+    ucx_->shutdown();
+  ucx_.reset();
+  ucx_dispatch_.reset();
   ready_ = caf::response_promise{};
   bye_ = caf::response_promise{};
 }
@@ -147,15 +152,8 @@ DataPlaneBroker::behavior_type DataPlaneBroker::make_behavior() {
       return FrameSenderRef{use_ucx_ ? std::shared_ptr<FrameSender>(ucx_) : nullptr};
     },
     [this](const DataPlaneConnectMsg& msg) -> caf::result<bool> {
-      if (msg.ucx) {
-        if (!ucx_)
-          return caf::make_error(Errc::failed_precondition, "this task has no UCX data plane: " + ucx_error_);
-        connect_ucx(msg.peers);
-        want_ready_ = true;
-        ready_ = make_response_promise();
-        check_ready();
-        return ready_;
-      }
+      if (msg.ucx)
+        return connect_ucx(msg.peers);
       DataPlaneBrokerHandle me{this};
       for (const auto& peer : msg.peers) {
         if (peer.rank >= setup_.rank)
@@ -176,13 +174,8 @@ DataPlaneBroker::behavior_type DataPlaneBroker::make_behavior() {
         draining_[hdl] = true;
         send_frame(hdl, bye, nullptr);
       }
-      if (use_ucx_) {
-        for (int rank : ucx_admitted_)
-          if (!dispatch_.lost(rank))
-            ucx_->send(rank, bye, {});
-        ucx_->flush();
-        ucx_flushing_ = true;
-      }
+      if (use_ucx_)
+        bye_ucx(bye);
       if (bye_done())
         return true;
       bye_ = make_response_promise();
@@ -533,8 +526,7 @@ void DataPlaneBroker::check_loss(int rank) {
   if (s == suspects_.end())
     return; // lost meanwhile
   if (use_ucx_) {
-    lose(rank, s->second.why + (left_.count(rank) != 0 ? std::string()
-                                                        : ", and it sent nothing more over UCX shared memory"));
+    check_ucx_loss(rank, s->second);
     return;
   }
   if (dialing_.count(rank) != 0) {

@@ -3,8 +3,11 @@
 
 #include <troupe/net/link/data_plane_broker.hpp>
 
+#include <algorithm>
+
 #include <caf/send.hpp>
 
+#include <troupe/core/errors.hpp>
 #include <troupe/core/hop_trace.hpp>
 #include <troupe/core/log.hpp>
 
@@ -64,7 +67,9 @@ UcxOffer DataPlaneBroker::ucx_offer() const {
   return offer;
 }
 
-void DataPlaneBroker::connect_ucx(const std::vector<DataPlanePeer>& peers) {
+caf::result<bool> DataPlaneBroker::connect_ucx(const std::vector<DataPlanePeer>& peers) {
+  if (!ucx_)
+    return caf::make_error(Errc::failed_precondition, "this task has no UCX data plane: " + ucx_error_);
   use_ucx_ = true;
   // The groups (and the node's loss watch) move to the progress thread's
   // dispatch, with the losses known so far; this broker's keeps the record
@@ -85,12 +90,38 @@ void DataPlaneBroker::connect_ucx(const std::vector<DataPlanePeer>& peers) {
   for (const auto& peer : peers)
     ucx_peers.push_back(UcxPeer{peer.rank, peer.ucx_address, peer.ucx_nonce});
   ucx_->connect(std::move(ucx_peers));
+  want_ready_ = true;
+  ready_ = make_response_promise();
+  check_ready();
+  return ready_;
+}
+
+void DataPlaneBroker::bye_ucx(const FrameHeader& bye) {
+  for (int rank : ucx_admitted_)
+    if (!dispatch_.lost(rank))
+      ucx_->send(rank, bye, {});
+  ucx_->flush();
+  ucx_flushing_ = true;
 }
 
 void DataPlaneBroker::on_ucx_frame(UcxFrameMsg& msg) {
   // Only byes come here: the progress thread dispatches every other frame.
   if (!dispatch_.lost(msg.from) && msg.header.type == FrameType::bye)
     left_[msg.from] = true;
+}
+
+void DataPlaneBroker::check_ucx_loss(int rank, const Suspect& suspect) {
+  // Frames still arriving (a large one's rendezvous read, then its bye) put
+  // the verdict off: a grace after the last one.
+  const auto heard = Clock::time_point(std::chrono::nanoseconds(ucx_->last_heard_ns(rank)));
+  const auto due = std::max(suspect.since, heard) + setup_.hint_grace;
+  const auto now = Clock::now();
+  if (left_.count(rank) == 0 && now < due) {
+    delayed_send(this, std::chrono::duration_cast<caf::timespan>(due - now), DataPlaneCheckLossMsg{rank});
+    return;
+  }
+  lose(rank, suspect.why + (left_.count(rank) != 0 ? std::string()
+                                                   : ", and it sent nothing more over UCX shared memory"));
 }
 
 void DataPlaneBroker::on_register(const LinkRegisterMsg& msg) {

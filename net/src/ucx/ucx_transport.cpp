@@ -89,25 +89,49 @@ public:
     admitted_.assign(n, false);
     dropped_.assign(n, false);
     inbox_.resize(n);
+    last_heard_ = std::make_unique<std::atomic<int64_t>[]>(n);
+    for (std::size_t i = 0; i < n; ++i)
+      last_heard_[i] = 0;
     nonce_ = auth::fresh_nonce();
   }
 
   ~Impl() {
-    if (thread_.joinable()) {
-      stop_ = true;
-      ucp_worker_signal(worker_);
-      thread_.join();
-    }
+    shutdown();
     if (worker_) {
-      for (auto& ep : eps_)
-        close_endpoint(ep);
-      // Requests cancelled by the closes complete here and free their buffers.
-      for (int i = 0; i < 1000 && ucp_worker_progress(worker_) > 0; ++i) {
-      }
+      close_endpoints();
       ucp_worker_destroy(worker_);
     }
     if (context_)
       ucp_cleanup(context_);
+  }
+
+  // Stops and joins the progress thread, then drops the event callbacks
+  // (they hold the broker and, through its dispatch, the groups, which hold
+  // this transport): idempotent; later posts are dropped.
+  void shutdown() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stop_)
+        return;
+      stop_ = true;
+      commands_.clear();
+    }
+    if (thread_.joinable()) {
+      ucp_worker_signal(worker_);
+      if (thread_.get_id() == std::this_thread::get_id())
+        thread_.detach(); // unreachable: nothing running there holds this transport
+      else
+        thread_.join();
+    }
+    closing_ = true; // the worker's last callbacks (closing endpoints) report nothing
+    events_ = UcxEvents{};
+  }
+
+  /// Steady-clock nanoseconds when a message from `rank` last arrived (0: never).
+  int64_t last_heard(int rank) const {
+    if (rank < 0 || rank >= setup_.ranks)
+      return 0;
+    return last_heard_[static_cast<std::size_t>(rank)].load(std::memory_order_relaxed);
   }
 
   bool open(std::string& why) {
@@ -168,6 +192,8 @@ public:
   void post(std::function<void()> command) {
     {
       std::lock_guard<std::mutex> lock(mu_);
+      if (stop_)
+        return; // shut down: nothing runs it
       commands_.push_back(std::move(command));
     }
     ucp_worker_signal(worker_);
@@ -221,7 +247,9 @@ public:
     ucp_request_param_t param{};
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     param.cb.send = [](void* request, ucs_status_t, void* user_data) {
-      static_cast<Impl*>(user_data)->events_.flushed();
+      auto* impl = static_cast<Impl*>(user_data);
+      if (!impl->closing_)
+        impl->events_.flushed();
       ucp_request_free(request);
     };
     param.user_data = this;
@@ -236,8 +264,10 @@ public:
     const auto r = static_cast<std::size_t>(rank);
     dropped_[r] = true;
     admitted_[r] = false;
+    // Receives still running keep their buffers (RecvOp); its endpoint stays
+    // until the worker closes: UCX can force-close only endpoints with peer
+    // error handling, which its shared-memory transports refuse.
     inbox_[r].clear();
-    close_endpoint(eps_[r]);
   }
 
   const std::vector<uint8_t>& address() const { return address_; }
@@ -254,6 +284,7 @@ private:
     Impl* impl;
     int from;
     uint64_t serial;
+    std::shared_ptr<std::vector<char>> bytes; ///< the receive's target, alive until it ends
   };
   // A frame of one sender, delivered in the order its sender sent them.
   struct Arriving {
@@ -309,6 +340,8 @@ private:
 
   void on_message(const void* raw_header, std::size_t header_length, void* data, std::size_t length,
                   const ucp_am_recv_param_t* param) {
+    if (closing_)
+      return;
     if (header_length != sizeof(AmHeader)) {
       refuse_log("an active message with a " + std::to_string(header_length) + "-byte header");
       return;
@@ -321,18 +354,23 @@ private:
     const auto from = static_cast<std::size_t>(h.from);
     const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
     if (h.frame.magic != FrameHeader::magic_value || h.frame.version != FrameHeader::current_version) {
-      fail(h.from, "its UCX frame does not speak version " + std::to_string(FrameHeader::current_version)
-                     + " of troupe's frame protocol (run the same troupe build on every task)");
+      // Only an admitted rank's word counts: anything else is dropped, so a
+      // stranger claiming a rank cannot get it declared lost.
+      if (admitted_[from])
+        fail(h.from, "its UCX frame does not speak version " + std::to_string(FrameHeader::current_version)
+                       + " of troupe's frame protocol (run the same troupe build on every task)");
+      else
+        refuse_log("a UCX message of another protocol claiming rank " + std::to_string(h.from));
       return;
     }
     if (h.kind == AmKind::hello) {
-      if (rendezvous || length != auth::mac_bytes || proof_[from]) {
-        refuse_log("a malformed UCX hello claiming rank " + std::to_string(h.from));
+      if (rendezvous || length != auth::mac_bytes || admitted_[from] || proof_[from].size() >= max_proofs) {
+        refuse_log("a malformed or extra UCX hello claiming rank " + std::to_string(h.from));
         return;
       }
       auth::Mac proof{};
       std::memcpy(proof.data(), data, proof.size());
-      proof_[from] = proof;
+      proof_[from].push_back(proof);
       try_admit(h.from);
       return;
     }
@@ -340,6 +378,7 @@ private:
       refuse_log("a UCX frame from rank " + std::to_string(h.from) + " before it proved the cluster token");
       return;
     }
+    last_heard_[from].store(now_ns(), std::memory_order_relaxed);
     const auto limit = frame_payload_limit(h.frame.type, setup_.max_frame_bytes);
     if (!limit || h.frame.size != length || length > *limit) {
       fail(h.from, "its UCX frame of type " + std::to_string(static_cast<int>(h.frame.type)) + " claims "
@@ -358,7 +397,7 @@ private:
       deliver(h.from);
       return;
     }
-    auto* op = new RecvOp{this, h.from, serial};
+    auto* op = new RecvOp{this, h.from, serial, bytes};
     ucp_request_param_t recv{};
     recv.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     recv.cb.recv_am = &Impl::on_received;
@@ -391,6 +430,8 @@ private:
   }
 
   void deliver(int from) {
+    if (closing_)
+      return;
     auto& queue = inbox_[static_cast<std::size_t>(from)];
     while (!queue.empty() && queue.front().done) {
       auto a = std::move(queue.front());
@@ -403,18 +444,30 @@ private:
 
   void try_admit(int from) {
     const auto r = static_cast<std::size_t>(from);
-    if (admitted_[r] || !proof_[r] || !peer_nonce_[r])
+    if (admitted_[r] || proof_[r].empty() || !peer_nonce_[r])
       return;
-    if (!auth::equal(*proof_[r], auth::prove(setup_.key, auth::Role::dialer, transcript(from, setup_.rank)))) {
-      fail(from, "its UCX hello does not prove the cluster token (another TROUPE_CLUSTER_TOKEN?)");
-      return;
-    }
-    admitted_[r] = true;
-    events_.admitted(from);
+    const auto expected = auth::prove(setup_.key, auth::Role::dialer, transcript(from, setup_.rank));
+    for (const auto& proof : proof_[r])
+      if (auth::equal(proof, expected)) {
+        admitted_[r] = true;
+        proof_[r].clear();
+        last_heard_[r].store(now_ns(), std::memory_order_relaxed);
+        events_.admitted(from);
+        return;
+      }
+    // Hellos that came before this process knew the peer's nonce are all
+    // checked (a few are kept); once it knows, a wrong one fails the peer
+    // (another token). Only a process of this user on this host can reach the
+    // worker at all (docs/security.md).
+    fail(from, "its UCX hello does not prove the cluster token (another TROUPE_CLUSTER_TOKEN?)");
+  }
+
+  static int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
   }
 
   void fail(int rank, std::string why) {
-    if (!valid_peer(rank) || dropped_[static_cast<std::size_t>(rank)])
+    if (closing_ || !valid_peer(rank) || dropped_[static_cast<std::size_t>(rank)])
       return;
     events_.failed(rank, std::move(why));
   }
@@ -427,20 +480,26 @@ private:
     }
   }
 
-  void close_endpoint(ucp_ep_h& ep) {
-    if (!ep)
-      return;
-    ucp_request_param_t param{};
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    param.flags = UCP_EP_CLOSE_FLAG_FORCE;
-    auto request = ucp_ep_close_nbx(ep, &param);
-    ep = nullptr;
-    if (request == nullptr || UCS_PTR_IS_ERR(request))
-      return;
-    const auto deadline = Clock::now() + std::chrono::seconds(2);
-    while (ucp_request_check_status(request) == UCS_INPROGRESS && Clock::now() < deadline)
-      ucp_worker_progress(worker_);
-    ucp_request_free(request);
+  // Closes every endpoint, flushing (UCX can force-close only endpoints
+  // with peer error handling); all together within 1 s, for peers that
+  // are gone. Then what is left is the worker's to clean up.
+  void close_endpoints() {
+    std::vector<void*> requests;
+    for (auto& ep : eps_) {
+      if (!ep)
+        continue;
+      ucp_request_param_t param{};
+      auto request = ucp_ep_close_nbx(ep, &param);
+      ep = nullptr;
+      if (request != nullptr && !UCS_PTR_IS_ERR(request))
+        requests.push_back(request);
+    }
+    const auto deadline = Clock::now() + std::chrono::seconds(1);
+    for (auto* request : requests) {
+      while (ucp_request_check_status(request) == UCS_INPROGRESS && Clock::now() < deadline)
+        ucp_worker_progress(worker_);
+      ucp_request_free(request);
+    }
   }
 
   bool has_commands() {
@@ -461,9 +520,15 @@ private:
 
   void run() {
     auto last_busy = Clock::now();
-    while (!stop_) {
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stop_)
+          return;
+      }
       bool busy = run_commands();
-      while (ucp_worker_progress(worker_) > 0)
+      // Bounded, so that a stream of arriving frames cannot starve the sends.
+      for (int i = 0; i < 64 && ucp_worker_progress(worker_) > 0; ++i)
         busy = true;
       const auto now = Clock::now();
       if (busy) {
@@ -473,7 +538,7 @@ private:
       if (now - last_busy < setup_.spin)
         continue;
       const auto armed = ucp_worker_arm(worker_);
-      if (armed == UCS_ERR_BUSY || has_commands() || stop_)
+      if (armed == UCS_ERR_BUSY || has_commands())
         continue;
       pollfd p{efd_, POLLIN, 0};
       (void)::poll(&p, 1, 1000);
@@ -489,7 +554,9 @@ private:
   auth::Nonce nonce_{};
   std::vector<ucp_ep_h> eps_;
   std::vector<std::optional<auth::Nonce>> peer_nonce_;
-  std::vector<std::optional<auth::Mac>> proof_;
+  static constexpr std::size_t max_proofs = 4;
+  std::vector<std::vector<auth::Mac>> proof_; ///< per rank: hellos not checked yet
+  std::unique_ptr<std::atomic<int64_t>[]> last_heard_;
   std::vector<bool> admitted_;
   std::vector<bool> dropped_;
   std::vector<std::deque<Arriving>> inbox_;
@@ -497,7 +564,8 @@ private:
   int refusals_logged_ = 0;
   std::mutex mu_;
   std::vector<std::function<void()>> commands_;
-  std::atomic<bool> stop_{false};
+  bool stop_ = false; ///< under mu_
+  bool closing_ = false; ///< shut down: callbacks report nothing
   std::thread thread_;
 };
 
@@ -542,6 +610,14 @@ void UcxTransport::drop(int rank) {
 
 void UcxTransport::post(std::function<void()> work) {
   impl_->post(std::move(work));
+}
+
+void UcxTransport::shutdown() {
+  impl_->shutdown();
+}
+
+int64_t UcxTransport::last_heard_ns(int rank) const {
+  return impl_->last_heard(rank);
 }
 
 } // namespace troupe::internal

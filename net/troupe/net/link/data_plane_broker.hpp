@@ -144,10 +144,12 @@ private:
   // UCX (data_plane_broker_ucx.cpp).
   void open_ucx();
   [[nodiscard]] UcxOffer ucx_offer() const;
-  void connect_ucx(const std::vector<DataPlanePeer>& peers);
+  caf::result<bool> connect_ucx(const std::vector<DataPlanePeer>& peers);
+  void bye_ucx(const FrameHeader& bye);
   void on_ucx_frame(UcxFrameMsg& msg);
   void on_ucx_control_lost(int rank, const std::string& why);
   void on_register(const LinkRegisterMsg& msg);
+  void check_ucx_loss(int rank, const Suspect& suspect);
   [[nodiscard]] bool ucx_peer(int rank) const { return use_ucx_ && ucx_admitted_.count(rank) != 0; }
 
   DataPlaneSetup setup_;

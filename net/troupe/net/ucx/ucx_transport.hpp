@@ -85,6 +85,12 @@ public:
   /// Runs `work` on the progress thread, in order with the frames it
   /// reports (what state the `frame` event reads is safe to change there).
   void post(std::function<void()> work);
+  /// Stops and joins the progress thread and drops the events (which hold
+  /// their receivers): the owner calls it when it ends, since groups that
+  /// send directly may hold this transport longer. Later calls do nothing.
+  void shutdown();
+  /// When a message from `rank` last arrived (steady clock, ns; 0: never).
+  [[nodiscard]] int64_t last_heard_ns(int rank) const;
 
   class Impl;
 
