@@ -407,9 +407,10 @@ void print_results(int ranks, const std::vector<CaseResult>& results,
   std::cout.flush();
 }
 
-// Where the time of a 4 KiB all-reduce goes on rank 0: each hand-off's
-// median offset from the replica issuing it (core/hop_trace.hpp), over
-// `iters` runs of one all-reduce each, traced apart from the timed sweep.
+// Where the time of a 4 KiB all-reduce goes, on every rank: each hand-off's
+// median offset from rank 0's replica issuing it (core/hop_trace.hpp; the
+// processes share CLOCK_MONOTONIC), over `iters` runs of one all-reduce
+// each, traced apart from the timed sweep.
 void print_hops(troupe::MultiWorkerMirroredStrategy& strategy, int rank, int iters) {
   using troupe::internal::Hop;
   const std::size_t count = 1024; // 4 KiB of float32
@@ -422,38 +423,52 @@ void print_hops(troupe::MultiWorkerMirroredStrategy& strategy, int rank, int ite
   for (int i = 0; i < iters; ++i)
     (void)strategy.run(fn, input);
   (void)sum_across_workers(strategy, 0); // every rank's runs are done
-  const auto events = troupe::internal::stop_hop_trace();
+  const auto mine = troupe::internal::stop_hop_trace();
+  // Every rank's events, 5 numbers each: rank, hop, frame type, run, ns.
+  std::vector<double> flat;
+  for (const auto& e : mine)
+    for (double x : {static_cast<double>(rank), static_cast<double>(e.hop), static_cast<double>(e.frame_type),
+                     static_cast<double>(e.run), static_cast<double>(e.ns)})
+      flat.push_back(x);
+  if (flat.empty())
+    flat = {-1, 0, 0, 0, 0}; // all_gather needs a value from every rank
+  const auto all = gather_across_workers(strategy, flat);
   if (rank != 0)
     return;
-  // Per run: each (hop, frame type, nth such event) as an offset from the issue.
-  std::map<uint64_t, std::vector<troupe::internal::HopEvent>> by_run;
-  for (const auto& e : events)
-    by_run[e.run].push_back(e);
-  std::map<std::tuple<int, int, int>, std::vector<double>> offsets;
+  struct Event {
+    int rank, hop, type;
+    double ns;
+  };
+  std::map<uint64_t, std::vector<Event>> by_run;
+  for (std::size_t i = 0; i + 4 < all.size(); i += 5)
+    if (all[i] >= 0)
+      by_run[static_cast<uint64_t>(all[i + 3])].push_back(
+        Event{static_cast<int>(all[i]), static_cast<int>(all[i + 1]), static_cast<int>(all[i + 2]), all[i + 4]});
+  std::map<std::tuple<int, int, int, int>, std::vector<double>> offsets;
   for (auto& [run, list] : by_run) {
     std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.ns < b.ns; });
-    auto issued = std::find_if(list.begin(), list.end(), [](const auto& e) { return e.hop == Hop::replica_issued; });
+    auto issued = std::find_if(list.begin(), list.end(), [](const auto& e) {
+      return e.rank == 0 && e.hop == static_cast<int>(Hop::replica_issued);
+    });
     if (issued == list.end())
       continue;
-    std::map<std::pair<int, int>, int> nth;
-    for (const auto& e : list) {
-      const auto kind = std::pair{static_cast<int>(e.hop), static_cast<int>(e.frame_type)};
-      offsets[{kind.first, kind.second, nth[kind]++}].push_back(static_cast<double>(e.ns - issued->ns) / 1e3);
-    }
+    std::map<std::tuple<int, int, int>, int> nth;
+    for (const auto& e : list)
+      offsets[{e.rank, e.hop, e.type, nth[{e.rank, e.hop, e.type}]++}].push_back((e.ns - issued->ns) / 1e3);
   }
   std::vector<std::pair<double, std::string>> rows;
   for (auto& [key, values] : offsets) {
     if (values.size() * 2 < static_cast<std::size_t>(iters))
       continue; // not in most runs
-    const auto [hop, type, n] = key;
-    std::string what(troupe::internal::hop_name(static_cast<Hop>(hop)));
+    const auto [r, hop, type, n] = key;
+    std::string what = "rank " + std::to_string(r) + ": " + std::string(troupe::internal::hop_name(static_cast<Hop>(hop)));
     if (type != 0)
       what += std::string(" (") + std::string(troupe::internal::frame_type_name(static_cast<troupe::internal::FrameType>(type)))
               + (n > 0 ? " #" + std::to_string(n + 1) : std::string()) + ")";
     rows.emplace_back(troupe::bench::median(values), what);
   }
   std::sort(rows.begin(), rows.end());
-  std::printf("# hops of a 4 KiB all-reduce on rank 0 (median us after the replica issued it, %d runs):\n", iters);
+  std::printf("# hops of a 4 KiB all-reduce (median us after rank 0's replica issued it, %d runs):\n", iters);
   double previous = 0;
   for (const auto& [at, what] : rows) {
     std::printf("#   %8.1f  (+%6.1f)  %s\n", at, at - previous, what.c_str());
