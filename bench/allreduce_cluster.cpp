@@ -461,10 +461,13 @@ void print_hops(troupe::MultiWorkerMirroredStrategy& strategy, int rank, int ite
     if (values.size() * 2 < static_cast<std::size_t>(iters))
       continue; // not in most runs
     const auto [r, hop, type, n] = key;
-    std::string what = "rank " + std::to_string(r) + ": " + std::string(troupe::internal::hop_name(static_cast<Hop>(hop)));
-    if (type != 0)
-      what += std::string(" (") + std::string(troupe::internal::frame_type_name(static_cast<troupe::internal::FrameType>(type)))
-              + (n > 0 ? " #" + std::to_string(n + 1) : std::string()) + ")";
+    std::string what = "rank " + std::to_string(r) + ": ";
+    what += troupe::internal::hop_name(static_cast<Hop>(hop));
+    if (type != 0) {
+      what += " (";
+      what += troupe::internal::frame_type_name(static_cast<troupe::internal::FrameType>(type));
+      what += (n > 0 ? " #" + std::to_string(n + 1) : std::string()) + ")";
+    }
     rows.emplace_back(troupe::bench::median(values), what);
   }
   std::sort(rows.begin(), rows.end());

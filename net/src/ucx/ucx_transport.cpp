@@ -224,7 +224,8 @@ public:
       }
       // This process's proof, first on the endpoint: the peer accepts
       // nothing else from this rank before it.
-      auto proof = std::make_shared<auth::Mac>(auth::prove(setup_.key, auth::Role::dialer, transcript(setup_.rank, peer.rank)));
+      auto proof = std::make_shared<auth::Mac>(
+        auth::prove(setup_.key, auth::Role::dialer, transcript(setup_.rank, peer.rank)));
       FrameHeader header;
       header.size = static_cast<uint32_t>(proof->size());
       send_am(peer.rank, header, FrameBytes{proof, reinterpret_cast<const std::byte*>(proof->data()), proof->size()},

@@ -198,8 +198,9 @@ typename Inspector::result_type inspect(Inspector& f, DataPlaneDialedMsg& x) {
 using DataPlaneBrokerHandle = DataPlaneHandle::extend<
   caf::reacts_to<PeerLostMsg>, caf::replies_to<DataPlanePortMsg>::with<uint16_t>,
   caf::replies_to<DataPlaneConnectMsg>::with<bool>, caf::replies_to<DataPlaneByeMsg>::with<bool>,
-  caf::replies_to<DataPlaneUcxOfferMsg>::with<UcxOffer>, caf::replies_to<DataPlaneSenderMsg>::with<FrameSenderRef>, caf::reacts_to<UcxFrameMsg>, caf::reacts_to<UcxAdmittedMsg>,
-  caf::reacts_to<UcxFailedMsg>, caf::reacts_to<UcxFlushedMsg>,
+  caf::replies_to<DataPlaneUcxOfferMsg>::with<UcxOffer>, caf::replies_to<DataPlaneSenderMsg>::with<FrameSenderRef>,
+  caf::reacts_to<UcxFrameMsg>, caf::reacts_to<UcxAdmittedMsg>, caf::reacts_to<UcxFailedMsg>,
+  caf::reacts_to<UcxFlushedMsg>,
   caf::reacts_to<DataPlaneDialedMsg>, caf::reacts_to<DataPlaneCheckLossMsg>, caf::reacts_to<DataPlaneHelloDeadlineMsg>,
   caf::reacts_to<caf::io::new_connection_msg>, caf::reacts_to<caf::io::new_data_msg>,
   caf::reacts_to<caf::io::data_transferred_msg>, caf::reacts_to<caf::io::connection_closed_msg>,
