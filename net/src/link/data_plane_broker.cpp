@@ -185,7 +185,10 @@ DataPlaneBroker::behavior_type DataPlaneBroker::make_behavior() {
       if (msg.remaining == 0 && draining_.erase(msg.handle) && bye_done() && bye_.pending())
         bye_.deliver(true);
     },
-    [this](UcxFrameMsg& msg) { on_ucx_frame(msg); },
+    [this](const UcxByeMsg& msg) {
+      if (!dispatch_.lost(msg.from))
+        left_[msg.from] = true;
+    },
     [this](const UcxAdmittedMsg& msg) {
       ucx_admitted_.insert(msg.rank);
       check_ready();

@@ -39,7 +39,7 @@ void DataPlaneBroker::open_ucx() {
   UcxEvents events;
   events.frame = [me, dispatch = ucx_dispatch_](int from, const FrameHeader& header, FrameBytes bytes) {
     if (header.type == FrameType::bye) { // this broker decides about losses
-      caf::anon_send(me, UcxFrameMsg{from, header, {}});
+      caf::anon_send(me, UcxByeMsg{from});
       return;
     }
     if (dispatch->lost(from))
@@ -102,12 +102,6 @@ void DataPlaneBroker::bye_ucx(const FrameHeader& bye) {
       ucx_->send(rank, bye, {});
   ucx_->flush();
   ucx_flushing_ = true;
-}
-
-void DataPlaneBroker::on_ucx_frame(UcxFrameMsg& msg) {
-  // Only byes come here: the progress thread dispatches every other frame.
-  if (!dispatch_.lost(msg.from) && msg.header.type == FrameType::bye)
-    left_[msg.from] = true;
 }
 
 void DataPlaneBroker::check_ucx_loss(int rank, const Suspect& suspect) {

@@ -146,7 +146,6 @@ private:
   [[nodiscard]] UcxOffer ucx_offer() const;
   caf::result<bool> connect_ucx(const std::vector<DataPlanePeer>& peers);
   void bye_ucx(const FrameHeader& bye);
-  void on_ucx_frame(UcxFrameMsg& msg);
   void on_ucx_control_lost(int rank, const std::string& why);
   void on_register(const LinkRegisterMsg& msg);
   void check_ucx_loss(int rank, const Suspect& suspect);

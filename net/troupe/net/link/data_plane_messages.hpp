@@ -65,11 +65,10 @@ struct FrameSenderRef {
   std::shared_ptr<FrameSender> sender;
 };
 
-/// UCX progress thread -> broker: a whole frame from `from`.
-struct UcxFrameMsg {
+/// UCX progress thread -> broker: `from` said bye (the progress thread
+/// dispatches every other frame itself).
+struct UcxByeMsg {
   int from = 0;
-  FrameHeader header;
-  FrameBytes bytes;
 };
 
 /// UCX progress thread -> broker: `rank` proved the cluster token over UCX.
@@ -150,10 +149,9 @@ typename Inspector::result_type inspect(Inspector& f, FrameSenderRef& x) {
   return inspect_local_only(f, "troupe::FrameSenderRef", present);
 }
 
-// Local-only: the frame shares its bytes with the progress thread's buffer.
 template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, UcxFrameMsg& x) {
-  return inspect_local_only(f, "troupe::UcxFrameMsg", x.from);
+typename Inspector::result_type inspect(Inspector& f, UcxByeMsg& x) {
+  return f(caf::meta::type_name("troupe::UcxByeMsg"), x.from);
 }
 
 template <class Inspector>
@@ -199,7 +197,7 @@ using DataPlaneBrokerHandle = DataPlaneHandle::extend<
   caf::reacts_to<PeerLostMsg>, caf::replies_to<DataPlanePortMsg>::with<uint16_t>,
   caf::replies_to<DataPlaneConnectMsg>::with<bool>, caf::replies_to<DataPlaneByeMsg>::with<bool>,
   caf::replies_to<DataPlaneUcxOfferMsg>::with<UcxOffer>, caf::replies_to<DataPlaneSenderMsg>::with<FrameSenderRef>,
-  caf::reacts_to<UcxFrameMsg>, caf::reacts_to<UcxAdmittedMsg>, caf::reacts_to<UcxFailedMsg>,
+  caf::reacts_to<UcxByeMsg>, caf::reacts_to<UcxAdmittedMsg>, caf::reacts_to<UcxFailedMsg>,
   caf::reacts_to<UcxFlushedMsg>,
   caf::reacts_to<DataPlaneDialedMsg>, caf::reacts_to<DataPlaneCheckLossMsg>, caf::reacts_to<DataPlaneHelloDeadlineMsg>,
   caf::reacts_to<caf::io::new_connection_msg>, caf::reacts_to<caf::io::new_data_msg>,
