@@ -67,6 +67,7 @@ struct Options {
   bool worker = false;
   bool tls = false; ///< also run every ranks value under TLS and compare
   std::vector<std::string> transports{"tcp", "ucx"}; ///< TROUPE_TRANSPORT of each run
+  std::size_t hops_bytes = std::size_t{4} << 10; ///< the all-reduce the hop table follows
   std::vector<int> ranks{2, 4};
   std::vector<std::size_t> sizes{std::size_t{4} << 10, std::size_t{64} << 10, std::size_t{1} << 20,
                                  std::size_t{16} << 20, std::size_t{64} << 20};
@@ -92,6 +93,10 @@ Options parse(int argc, char** argv) {
                  "UCX shared memory)")
     ->delimiter(',')
     ->check(CLI::IsMember({"tcp", "ucx"}));
+  app.add_option("--hops-bytes", opts.hops_bytes,
+                 "float32 bytes of the all-reduce whose hand-offs the hop table follows (default 4K)")
+    ->transform(CLI::AsSizeValue(false))
+    ->check(CLI::Range(std::size_t{4}, std::size_t{1} << 30));
   app.add_option("--ranks", opts.ranks, "worker process counts (default 2,4)")
     ->delimiter(',')
     ->check(CLI::Range(2, 64));
@@ -407,13 +412,13 @@ void print_results(int ranks, const std::vector<CaseResult>& results,
   std::cout.flush();
 }
 
-// Where the time of a 4 KiB all-reduce goes, on every rank: each hand-off's
+// Where the time of an all-reduce of `bytes` goes, on every rank: each hand-off's
 // median offset from rank 0's replica issuing it (core/hop_trace.hpp; the
 // processes share CLOCK_MONOTONIC), over `iters` runs of one all-reduce
 // each, traced apart from the timed sweep.
-void print_hops(troupe::MultiWorkerMirroredStrategy& strategy, int rank, int iters) {
+void print_hops(troupe::MultiWorkerMirroredStrategy& strategy, int rank, std::size_t bytes, int iters) {
   using troupe::internal::Hop;
-  const std::size_t count = 1024; // 4 KiB of float32
+  const std::size_t count = bytes / sizeof(float);
   const Tensor input = Tensor::full({static_cast<int64_t>(count)}, 1.0, troupe::DType::float32);
   auto fn = [](const Tensor& x) { return troupe::get_replica_context().all_reduce(troupe::ReduceOp::SUM, x); };
   for (int i = 0; i < 20; ++i) // warm-up
@@ -471,7 +476,8 @@ void print_hops(troupe::MultiWorkerMirroredStrategy& strategy, int rank, int ite
     rows.emplace_back(troupe::bench::median(values), what);
   }
   std::sort(rows.begin(), rows.end());
-  std::printf("# hops of a 4 KiB all-reduce (median us after rank 0's replica issued it, %d runs):\n", iters);
+  std::printf("# hops of a %s all-reduce (median us after rank 0's replica issued it, %d runs):\n",
+              troupe::bench::human_bytes(bytes).c_str(), iters);
   double previous = 0;
   for (const auto& [at, what] : rows) {
     std::printf("#   %8.1f  (+%6.1f)  %s\n", at, at - previous, what.c_str());
@@ -536,7 +542,8 @@ int run_worker(const Options& opts) {
     }
   }
 
-  print_hops(strategy, rank, opts.quick ? 20 : 300);
+  // Large ones take longer and have many more hops: fewer runs do.
+  print_hops(strategy, rank, opts.hops_bytes, opts.quick || opts.hops_bytes > (std::size_t{1} << 20) ? 20 : 300);
 
   const auto after = probe_loopback(strategy, rank, probe_opts);
   if (chief) {
@@ -577,6 +584,8 @@ int launch(const Options& opts, int ranks, const std::string& transport, bool tl
   for (std::string arg : {std::string("--"), self, std::string("--worker"), std::string("--sizes")})
     args.push_back(arg);
   args.push_back(join_sizes(opts.sizes));
+  args.emplace_back("--hops-bytes");
+  args.push_back(std::to_string(opts.hops_bytes));
   if (opts.quick)
     args.emplace_back("--quick");
   const auto child = troupe::bench::spawn_piped(args, false, "build the troupe-launch target or pass --launcher PATH");

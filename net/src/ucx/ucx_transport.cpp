@@ -527,9 +527,12 @@ private:
         if (stop_)
           return;
       }
+      // Commands between every progress call: one call can read a whole
+      // rendezvous frame, and sends queued behind a stream of arriving
+      // frames would wait for all of them (measured: 3.4 ms for an announce
+      // behind eight 1 MiB frames).
       bool busy = run_commands();
-      // Bounded, so that a stream of arriving frames cannot starve the sends.
-      for (int i = 0; i < 64 && ucp_worker_progress(worker_) > 0; ++i)
+      if (ucp_worker_progress(worker_) > 0)
         busy = true;
       const auto now = Clock::now();
       if (busy) {
