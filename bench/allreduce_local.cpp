@@ -25,6 +25,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <troupe/collectives/reduce_kernels.hpp>
 #include <troupe/troupe.hpp>
 
 #include "bench_support.hpp"
@@ -194,7 +195,27 @@ struct CaseResult {
   std::size_t bytes;
   troupe::bench::Summary seconds;
   double copy_bw; ///< median of the copy-bandwidth probes taken next to this case's runs
+  double kernel_s; ///< median of the plain reduce kernel over the same inputs, one thread
 };
+
+// The plain in-process reduce: troupe's own kernel summing the replicas'
+// inputs into one output on this thread, no actors, no split: what a 1 MiB
+// all-reduce's fixed cost is compared to.
+double plain_kernel_seconds(const std::vector<Tensor>& inputs, int64_t count, int iters) {
+  std::vector<const std::byte*> pointers;
+  for (const auto& t : inputs)
+    pointers.push_back(reinterpret_cast<const std::byte*>(t.data<float>()));
+  std::vector<float> out(static_cast<std::size_t>(count));
+  std::vector<double> times;
+  for (int i = 0; i < iters; ++i) {
+    const auto t0 = Clock::now();
+    troupe::internal::reduce_elements(troupe::DType::float32, troupe::ReduceOp::SUM, pointers.data(),
+                                      static_cast<int>(pointers.size()), reinterpret_cast<std::byte*>(out.data()), 0,
+                                      count, false);
+    times.push_back(seconds_between(t0, Clock::now()));
+  }
+  return troupe::bench::median(times);
+}
 
 // Cases of at least this size are what the target judges: each of their timed
 // runs is followed by a copy probe. Smaller cases are probed before and after.
@@ -281,18 +302,22 @@ void run_all_reduce_cases(const Options& opts, troupe::bench::CopyProbe& probe,
         for (int p = 0; p < 3; ++p)
           bandwidths.push_back(probe.once());
       const auto summary = troupe::bench::summarize(times);
-      char detail[256];
+      const double kernel_s =
+        plain_kernel_seconds(strategy.experimental_local_results(inputs), count, opts.quick ? 10 : 200);
+      char detail[320];
       std::snprintf(detail, sizeof detail,
                     "#   ranks=%d %s: iters=%zu median_us=%.1f min_us=%.1f p10_us=%.1f p90_us=%.1f "
-                    "max_us=%.1f copy_GBps=%.2f (%zu probes, %.2f..%.2f), all verified%s",
+                    "max_us=%.1f copy_GBps=%.2f (%zu probes, %.2f..%.2f), plain kernel %.1f us (x%.1f), "
+                    "all verified%s",
                     ranks, troupe::bench::human_bytes(bytes).c_str(), summary.count, summary.median * 1e6,
                     summary.min * 1e6, summary.p10 * 1e6, summary.p90 * 1e6, summary.max * 1e6,
                     troupe::bench::median(bandwidths) / 1e9, bandwidths.size(),
                     *std::min_element(bandwidths.begin(), bandwidths.end()) / 1e9,
-                    *std::max_element(bandwidths.begin(), bandwidths.end()) / 1e9,
+                    *std::max_element(bandwidths.begin(), bandwidths.end()) / 1e9, kernel_s * 1e6,
+                    kernel_s > 0 ? summary.median / kernel_s : 0.0,
                     unpoisoned > 0 ? " (some results still shared after run: not poisoned)" : "");
       std::cout << detail << std::endl;
-      results.push_back({ranks, bytes, summary, troupe::bench::median(bandwidths)});
+      results.push_back({ranks, bytes, summary, troupe::bench::median(bandwidths), kernel_s});
     }
   }
 }
@@ -382,6 +407,12 @@ int main(int argc, char** argv) {
     if (any && !opts.quick)
       std::printf("TARGET,ranks=4,bytes>=1MiB,ratio>=0.8,worst_ratio=%.3f,%s\n", worst,
                   worst >= 0.8 ? "met" : "missed");
+    // Issue 29's: a 1 MiB all-reduce within 2x the plain reduce kernel, 2 and 4 replicas.
+    for (const auto& c : results)
+      if (c.bytes == (std::size_t{1} << 20) && (c.ranks == 2 || c.ranks == 4) && c.kernel_s > 0 && !opts.quick)
+        std::printf("TARGET,ranks=%d,bytes=1MiB,median/plain_kernel<=2,ratio=%.2f (%.1f us / %.1f us),%s\n",
+                    c.ranks, c.seconds.median / c.kernel_s, c.seconds.median * 1e6, c.kernel_s * 1e6,
+                    c.seconds.median <= 2 * c.kernel_s ? "met" : "missed");
     std::cout.flush();
 
 #if TROUPE_BENCH_GPU
