@@ -502,7 +502,8 @@ int run_worker(const Options& opts) {
               << (opts.quick ? " --quick (smoke test: not a measurement)" : "") << ": " << ranks
               << " processes x 1 replica, " << std::thread::hardware_concurrency()
               << " hardware threads\n"
-              << "# cross-worker: halving-doubling <= "
+              << "# cross-worker: direct exchange while (workers - 1) x pack <= "
+              << troupe::bench::human_bytes(knobs.direct_exchange_max_bytes) << ", halving-doubling <= "
               << troupe::bench::human_bytes(knobs.halving_doubling_max_bytes) << ", else ring in "
               << troupe::bench::human_bytes(knobs.ring_chunk_bytes) << " frames\n";
 

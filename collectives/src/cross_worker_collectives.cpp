@@ -237,7 +237,9 @@ void CrossWorkerCollectives::start_algorithms(const CollectiveKey& key, Key& sta
         auto& pack = state.packs.emplace_back();
         pack.tensors = std::move(tensors);
         auto flat = flatten(state.local, pack.tensors);
-        const auto choice = choose_all_reduce(setup_.implementation, flat.nbytes(), setup_.halving_doubling_max_bytes);
+        const auto choice =
+          choose_all_reduce(setup_.implementation, flat.nbytes(), size(),
+                            {setup_.direct_exchange_max_bytes, setup_.halving_doubling_max_bytes});
         pack.link = std::make_unique<PackLink>(*this, key, static_cast<uint32_t>(state.packs.size() - 1));
         pack.algorithm = make_all_reduce(choice, *pack.link, rank(), size(), std::move(flat), setup_.ring, pack.reduced);
       }

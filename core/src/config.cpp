@@ -102,7 +102,7 @@ struct KnobDef {
   void (*apply)(Knobs& knobs, const char* env, std::string_view value);
 };
 
-const std::array<KnobDef, 24> knob_defs{{
+const std::array<KnobDef, 25> knob_defs{{
   {{"TROUPE_LOG", "warning",
     "Log level: error, warning, info or debug (case-insensitive)."},
    [](Knobs& k, const char* env, std::string_view v) { k.log_level = parse_level(env, v); }},
@@ -221,6 +221,13 @@ const std::array<KnobDef, 24> knob_defs{{
    [](Knobs& k, const char* env, std::string_view v) {
      k.ring_chunk_bytes = parse_size(env, v, 1, 1024, "KiB per ring chunk");
    }},
+  {{"TROUPE_DIRECT_EXCHANGE_MAX_KIB", "64",
+    "Cross-worker all-reduces where each worker would send at most this many KiB in all, "
+    "(workers - 1) x pack, use a direct exchange (one round: every worker sends its pack to "
+    "every other); larger ones halving-doubling or the ring. 0 turns it off."},
+   [](Knobs& k, const char* env, std::string_view v) {
+     k.direct_exchange_max_bytes = parse_size(env, v, 0, 1024, "KiB");
+   }},
   {{"TROUPE_HALVING_DOUBLING_MAX_KIB", "64",
     "Cross-worker all-reduces of packs up to this many KiB use recursive halving-doubling "
     "(fewer rounds), larger ones the ring (less data per rank)."},
@@ -271,18 +278,19 @@ Knobs parse_knobs(const EnvLookup& getenv) {
       value = def.info.default_value;
     def.apply(knobs, def.info.env, value);
   }
-  // Frames of either algorithm must fit what a receiver accepts.
-  const auto mib = std::to_string(knobs.max_frame_bytes >> 20);
-  if (knobs.ring_chunk_bytes > knobs.max_frame_bytes)
-    fail(Errc::invalid_argument, "TROUPE_RING_CHUNK_KIB=" + std::to_string(knobs.ring_chunk_bytes >> 10)
-                                   + " is larger than TROUPE_MAX_FRAME_MIB=" + mib
-                                   + ": a ring chunk is one frame; lower the chunk or raise the frame limit");
-  if (knobs.halving_doubling_max_bytes > knobs.max_frame_bytes)
-    fail(Errc::invalid_argument, "TROUPE_HALVING_DOUBLING_MAX_KIB="
-                                   + std::to_string(knobs.halving_doubling_max_bytes >> 10)
-                                   + " is larger than TROUPE_MAX_FRAME_MIB=" + mib
-                                   + ": halving-doubling sends a pack's halves as single frames; lower it or "
-                                     "raise the frame limit");
+  // Frames of every algorithm must fit what a receiver accepts.
+  const auto fits_frame = [&knobs](const char* env, std::size_t bytes, const char* why) {
+    if (bytes > knobs.max_frame_bytes)
+      fail(Errc::invalid_argument, std::string(env) + "=" + std::to_string(bytes >> 10)
+                                     + " is larger than TROUPE_MAX_FRAME_MIB="
+                                     + std::to_string(knobs.max_frame_bytes >> 20) + ": " + why);
+  };
+  fits_frame("TROUPE_RING_CHUNK_KIB", knobs.ring_chunk_bytes,
+             "a ring chunk is one frame; lower the chunk or raise the frame limit");
+  fits_frame("TROUPE_DIRECT_EXCHANGE_MAX_KIB", knobs.direct_exchange_max_bytes,
+             "a direct exchange sends a pack as a single frame; lower it or raise the frame limit");
+  fits_frame("TROUPE_HALVING_DOUBLING_MAX_KIB", knobs.halving_doubling_max_bytes,
+             "halving-doubling sends a pack's halves as single frames; lower it or raise the frame limit");
   return knobs;
 }
 

@@ -42,6 +42,7 @@ void record(Hop hop, uint8_t frame_type, uint64_t run) noexcept {
 
 std::string_view hop_name(Hop hop) noexcept {
   switch (hop) {
+    case Hop::run_started: return "strategy.run starts";
     case Hop::replica_issued: return "replica issued";
     case Hop::group_contribution: return "group has contribution";
     case Hop::group_send: return "group sends frame";
@@ -52,6 +53,7 @@ std::string_view hop_name(Hop hop) noexcept {
     case Hop::group_frame: return "group has frame";
     case Hop::group_deliver: return "group delivers";
     case Hop::replica_resumed: return "replica has result";
+    case Hop::run_returned: return "strategy.run returns";
   }
   return "?";
 }

@@ -77,6 +77,7 @@ void LocalReplicasExtended::start() {
     setup.local_replicas = local;
     setup.implementation = options_.implementation;
     setup.bytes_per_pack = options_.bytes_per_pack;
+    setup.direct_exchange_max_bytes = k.direct_exchange_max_bytes;
     setup.halving_doubling_max_bytes = k.halving_doubling_max_bytes;
     setup.ring.chunk_bytes = k.ring_chunk_bytes;
     setup.max_frame_bytes = k.max_frame_bytes;
@@ -111,6 +112,7 @@ bool LocalReplicasExtended::agree_on_cluster_settings(uint64_t position, const C
     {"CommunicationOptions.implementation", implementation},
     {"CommunicationOptions.bytes_per_pack", std::to_string(setup.bytes_per_pack)},
     {"TROUPE_RING_CHUNK_KIB", std::to_string(setup.ring.chunk_bytes / 1024)},
+    {"TROUPE_DIRECT_EXCHANGE_MAX_KIB", std::to_string(setup.direct_exchange_max_bytes / 1024)},
     {"TROUPE_HALVING_DOUBLING_MAX_KIB", std::to_string(setup.halving_doubling_max_bytes / 1024)},
     {"TROUPE_MAX_FRAME_MIB", std::to_string(setup.max_frame_bytes >> 20)},
     // Not compared: every worker's decides how GPU tensors cross workers.

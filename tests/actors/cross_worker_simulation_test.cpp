@@ -54,19 +54,24 @@ std::vector<float> summed(int replicas, int64_t n) {
 
 } // namespace
 
-TEST_CASE("all_reduce sums across 3 workers x 2 replicas for small and chunked ring sizes", "[actors][cluster]") {
+TEST_CASE("all_reduce sums across 3 workers x 2 replicas by direct exchange, halving-doubling and chunked ring",
+          "[actors][cluster]") {
   for (const auto& mode : troupe::testing::all_runtime_modes()) {
     CAPTURE(mode.name());
     auto rt = troupe::testing::make_runtime(mode, 2);
     GroupOptions options;
     options.cluster = CrossWorkerSetup{};
     options.cluster->ring.chunk_bytes = 512;
+    options.cluster->direct_exchange_max_bytes = 256;
     options.cluster->halving_doubling_max_bytes = 1024;
     SimulatedCluster cluster(*rt, 3, 2, options);
     std::vector<std::vector<float>> got(6);
     auto errors = cluster.run([&](int w, int r, ReplicaHandle& h) {
       const int g = w * 2 + r;
-      // 40 elements: halving-doubling; 3000: the ring, in 512-byte chunks.
+      // 16 elements: a direct exchange (2 peers x 64 bytes <= 256); 40:
+      // halving-doubling; 3000: the ring, in 512-byte chunks.
+      auto tiny = h.collective(all_reduce(ReduceOp::SUM, {values(g, 16)}));
+      REQUIRE(tiny.tensors.at(0).to_vector<float>() == summed(6, 16));
       auto small = h.collective(all_reduce(ReduceOp::SUM, {values(g, 40)}));
       auto big = h.collective(all_reduce(ReduceOp::SUM, {values(g, 3000)}));
       REQUIRE(small.tensors.at(0).to_vector<float>() == summed(6, 40));

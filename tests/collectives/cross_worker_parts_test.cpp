@@ -86,13 +86,20 @@ TEST_CASE("packs fuse consecutive tensors of one dtype up to bytes_per_pack", "[
   CHECK(from_block(fp, block->data())[1].to_vector<float>() == std::vector<float>{3, 4, 5, 6});
 }
 
-TEST_CASE("AUTO picks halving-doubling for small packs and the ring for large ones", "[collectives][selector]") {
+TEST_CASE("AUTO picks a direct exchange, then halving-doubling, then the ring as packs grow", "[collectives][selector]") {
   using CI = CommunicationImplementation;
-  CHECK(choose_all_reduce(CI::AUTO, 1024, 65536).algorithm == AllReduceAlgorithm::halving_doubling);
-  CHECK(choose_all_reduce(CI::AUTO, 65537, 65536).algorithm == AllReduceAlgorithm::ring);
-  CHECK(choose_all_reduce(CI::RING, 16, 65536).algorithm == AllReduceAlgorithm::ring);
-  CHECK(choose_all_reduce(CI::NCCL, 16, 65536).algorithm == AllReduceAlgorithm::ring);
+  const AllReduceLimits limits{8192, 65536};
+  // Direct while (workers - 1) x pack fits 8 KiB: 8 KiB with 2 workers, 4 KiB with 3.
+  CHECK(choose_all_reduce(CI::AUTO, 8192, 2, limits).algorithm == AllReduceAlgorithm::direct_exchange);
+  CHECK(choose_all_reduce(CI::AUTO, 8193, 2, limits).algorithm == AllReduceAlgorithm::halving_doubling);
+  CHECK(choose_all_reduce(CI::AUTO, 4096, 3, limits).algorithm == AllReduceAlgorithm::direct_exchange);
+  CHECK(choose_all_reduce(CI::AUTO, 4097, 3, limits).algorithm == AllReduceAlgorithm::halving_doubling);
+  CHECK(choose_all_reduce(CI::AUTO, 1024, 2, {0, 65536}).algorithm == AllReduceAlgorithm::halving_doubling);
+  CHECK(choose_all_reduce(CI::AUTO, 65537, 2, limits).algorithm == AllReduceAlgorithm::ring);
+  CHECK(choose_all_reduce(CI::RING, 16, 2, limits).algorithm == AllReduceAlgorithm::ring);
+  CHECK(choose_all_reduce(CI::NCCL, 16, 2, limits).algorithm == AllReduceAlgorithm::ring);
   CHECK(std::string(name(AllReduceAlgorithm::halving_doubling)) == "halving-doubling");
+  CHECK(std::string(name(AllReduceAlgorithm::direct_exchange)) == "direct-exchange");
 }
 
 TEST_CASE("the progress tracker names who skipped a collective and keeps failures per run", "[collectives][progress]") {

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <map>
@@ -11,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include <troupe/collectives/direct_exchange_all_reduce.hpp>
 #include <troupe/collectives/halving_doubling_all_reduce.hpp>
 #include <troupe/collectives/peer_all_gather.hpp>
 #include <troupe/collectives/peer_broadcast.hpp>
@@ -194,6 +196,86 @@ TEST_CASE("halving-doubling allreduce sums every element for 1 to 7 ranks", "[co
       REQUIRE(as_doubles(algs[static_cast<size_t>(r)]->buffer()) == want);
     }
   }
+}
+
+TEST_CASE("direct-exchange allreduce sums every element in one frame per peer for 1 to 5 ranks",
+          "[collectives][peer]") {
+  const int n = GENERATE(1, 2, 3, 4, 5);
+  const int64_t count = GENERATE(int64_t{0}, int64_t{1}, int64_t{1023});
+  const auto dtype = GENERATE(DType::float32, DType::int64, DType::bfloat16);
+  CAPTURE(n, count, name(dtype));
+  for (uint64_t seed = 0; seed < 3; ++seed) {
+    MemoryNetwork net(n);
+    std::vector<std::unique_ptr<DirectExchangeAllReduce>> algs;
+    std::vector<PeerCollective*> ranks;
+    for (int r = 0; r < n; ++r) {
+      algs.push_back(std::make_unique<DirectExchangeAllReduce>(net.link(r), r, n, rank_input(r, count, dtype)));
+      ranks.push_back(algs.back().get());
+    }
+    for (auto* a : ranks)
+      a->start();
+    // One round: every rank's frames are out before any arrives.
+    CHECK(net.frames_sent() == static_cast<size_t>(n * (n - 1)));
+    net.run(ranks, seed);
+    // bfloat16 holds these inputs and sums only roughly: the sum of the
+    // inputs as sent (exact in float32, where it accumulates), rounded once.
+    std::vector<double> sum(static_cast<size_t>(count), 0.0);
+    for (int r = 0; r < n; ++r) {
+      const auto input = as_doubles(rank_input(r, count, dtype));
+      for (size_t i = 0; i < sum.size(); ++i)
+        sum[i] += input[i];
+    }
+    const auto want = as_doubles(Tensor::from_vector(sum).cast(dtype));
+    for (int r = 0; r < n; ++r) {
+      CAPTURE(r, seed);
+      REQUIRE(algs[static_cast<size_t>(r)]->done());
+      CHECK_FALSE(algs[static_cast<size_t>(r)]->waits_for((r + 1) % n));
+      REQUIRE(as_doubles(algs[static_cast<size_t>(r)]->buffer()) == want);
+    }
+  }
+}
+
+TEST_CASE("direct-exchange allreduce gives every rank the same bits where the sum rounds", "[collectives][peer]") {
+  const int n = 4;
+  const int64_t count = 257;
+  MemoryNetwork net(n);
+  std::vector<std::unique_ptr<DirectExchangeAllReduce>> algs;
+  std::vector<PeerCollective*> ranks;
+  for (int r = 0; r < n; ++r) {
+    std::vector<float> v(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) // magnitudes far apart: the order of the adds shows
+      v[static_cast<size_t>(i)] = static_cast<float>((r % 2 == 0 ? 1e8 : 1.0) * (1.0 + 0.1 * r) + 0.37 * i);
+    algs.push_back(std::make_unique<DirectExchangeAllReduce>(net.link(r), r, n, Tensor::from_vector(v)));
+    ranks.push_back(algs.back().get());
+  }
+  for (auto* a : ranks)
+    a->start();
+  net.run(ranks, 11);
+  const auto first = algs[0]->buffer().to_vector<float>();
+  for (int r = 1; r < n; ++r) {
+    CAPTURE(r);
+    REQUIRE(std::memcmp(algs[static_cast<size_t>(r)]->buffer().raw_data(), algs[0]->buffer().raw_data(),
+                        algs[0]->buffer().nbytes()) == 0);
+  }
+}
+
+TEST_CASE("direct-exchange allreduce names a duplicate, a wrong tag or a wrong size", "[collectives][peer]") {
+  MemoryNetwork net(3);
+  DirectExchangeAllReduce alg(net.link(0), 0, 3, rank_input(0, 4, DType::float32));
+  alg.start();
+  CHECK(alg.waits_for(1));
+  CHECK(alg.waits_for(2));
+  std::vector<std::byte> right(16), wrong(12);
+  REQUIRE_THROWS_WITH(alg.on_frame(1, 1, FrameBytes{nullptr, right.data(), right.size()}),
+                      Catch::Contains("direct-exchange on rank 0: frame 1 from rank 1 is not expected"));
+  REQUIRE_THROWS_WITH(alg.on_frame(2, 0, FrameBytes{nullptr, wrong.data(), wrong.size()}),
+                      Catch::Contains("carries 12 bytes where 16 were expected"));
+  alg.on_frame(1, 0, FrameBytes{nullptr, right.data(), right.size()});
+  CHECK_FALSE(alg.waits_for(1));
+  CHECK(alg.waits_for(2));
+  REQUIRE_THROWS_WITH(alg.on_frame(1, 0, FrameBytes{nullptr, right.data(), right.size()}),
+                      Catch::Contains("frame 0 from rank 1 is not expected"));
+  CHECK_FALSE(alg.done());
 }
 
 namespace {

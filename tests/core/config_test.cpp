@@ -157,7 +157,7 @@ TEST_CASE("the cluster token can come from a private file, and a bad file names 
              Catch::Contains("cannot open it: No such file or directory"));
 }
 
-TEST_CASE("a ring chunk or halving-doubling pack past the frame limit is refused, naming both knobs",
+TEST_CASE("a ring chunk, halving-doubling or direct-exchange pack past the frame limit is refused, naming both knobs",
           "[core][config]") {
   CHECK(parse({{"TROUPE_MAX_FRAME_MIB", "2"}}).max_frame_bytes == (std::size_t{2} << 20));
   CHECK(parse_error({{"TROUPE_MAX_FRAME_MIB", "1"}, {"TROUPE_RING_CHUNK_KIB", "2048"}})
@@ -165,6 +165,8 @@ TEST_CASE("a ring chunk or halving-doubling pack past the frame limit is refused
            "chunk or raise the frame limit");
   CHECK_THAT(parse_error({{"TROUPE_MAX_FRAME_MIB", "1"}, {"TROUPE_HALVING_DOUBLING_MAX_KIB", "4096"}}),
              Catch::Contains("TROUPE_HALVING_DOUBLING_MAX_KIB=4096 is larger than TROUPE_MAX_FRAME_MIB=1"));
+  CHECK_THAT(parse_error({{"TROUPE_MAX_FRAME_MIB", "1"}, {"TROUPE_DIRECT_EXCHANGE_MAX_KIB", "2048"}}),
+             Catch::Contains("TROUPE_DIRECT_EXCHANGE_MAX_KIB=2048 is larger than TROUPE_MAX_FRAME_MIB=1"));
   CHECK(parse_error({{"TROUPE_MAX_FRAME_MIB", "4096"}})
         == R"(TROUPE_MAX_FRAME_MIB="4096" is invalid: expected an integer from 1 to 2048 (MiB per data-plane frame))");
 }
@@ -186,7 +188,7 @@ TEST_CASE("the knob table lists every variable with its default and help", "[cor
                    "TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "TROUPE_PEER_HEARTBEAT_SECONDS",
                    "TROUPE_PEER_TIMEOUT_SECONDS", "TROUPE_DATA_PORT_OFFSET", "TROUPE_CLUSTER_TOKEN", "TROUPE_CLUSTER_TOKEN_FILE",
                    "TROUPE_ALLOW_UNAUTHENTICATED", "TROUPE_HANDSHAKE_TIMEOUT_SECONDS", "TROUPE_TLS",
-                   "TROUPE_TRANSPORT", "TROUPE_UCX_SPIN_US", "TROUPE_RING_CHUNK_KIB",
+                   "TROUPE_TRANSPORT", "TROUPE_UCX_SPIN_US", "TROUPE_RING_CHUNK_KIB", "TROUPE_DIRECT_EXCHANGE_MAX_KIB",
                    "TROUPE_HALVING_DOUBLING_MAX_KIB", "TROUPE_MAX_FRAME_MIB", "TROUPE_SCHEDULER_POLICY",
                                   "TROUPE_KERNELS"});
   // The table's defaults are what parsing an empty environment yields.

@@ -57,6 +57,7 @@ public:
       setup.local_replicas = replicas_per_worker;
       if (options.cluster) {
         setup.ring = options.cluster->ring;
+        setup.direct_exchange_max_bytes = options.cluster->direct_exchange_max_bytes;
         setup.halving_doubling_max_bytes = options.cluster->halving_doubling_max_bytes;
         setup.implementation = options.cluster->implementation;
         setup.bytes_per_pack = options.cluster->bytes_per_pack;

@@ -12,6 +12,7 @@
 #include <troupe/actors/runtime.hpp>
 #include <troupe/actors/runtime/executor.hpp>
 #include <troupe/core/errors.hpp>
+#include <troupe/core/hop_trace.hpp>
 
 namespace troupe::internal {
 
@@ -119,6 +120,7 @@ std::shared_ptr<RunJob> ReplicaGroup::start(const std::function<void(int)>& body
   auto job = std::make_shared<RunJob>(body, ++impl_->runs, size());
   // One message, built once, is shared by every replica's mailbox.
   auto msg = caf::make_message(RunMsg{job});
+  trace_hop(Hop::run_started, impl_->runs);
   for (auto& r : impl_->replicas)
     r->enqueue(nullptr, caf::make_message_id(), msg, nullptr);
   return job;
@@ -131,6 +133,7 @@ std::vector<std::exception_ptr> ReplicaGroup::finish(const std::shared_ptr<RunJo
   } release{impl_->running};
   try {
     impl_->runtime.wait(job->completion, "strategy.run");
+    trace_hop(Hop::run_returned, job->run_id);
   } catch (const std::exception& e) {
     // The replicas may be suspended inside `body`, whose captures die with
     // this frame: stop them now, while the caller's frames are still alive.

@@ -11,7 +11,7 @@
 namespace troupe::internal {
 
 /// The cross-worker all-reduce algorithms.
-enum class AllReduceAlgorithm : unsigned char { ring, halving_doubling };
+enum class AllReduceAlgorithm : unsigned char { ring, halving_doubling, direct_exchange };
 
 [[nodiscard]] const char* name(AllReduceAlgorithm algorithm) noexcept;
 
@@ -22,15 +22,26 @@ struct AllReduceChoice {
   const char* reason = "";
 };
 
-/// AUTO: recursive halving-doubling for packs up to `halving_doubling_max_bytes`
-/// (latency-bound: log2(n) steps), the ring above (bandwidth-optimal).
+/// Where AUTO switches algorithms (TROUPE_DIRECT_EXCHANGE_MAX_KIB,
+/// TROUPE_HALVING_DOUBLING_MAX_KIB).
+struct AllReduceLimits {
+  /// A direct exchange while each rank sends at most this: (ranks - 1) x pack.
+  std::size_t direct_exchange_max_bytes = 0;
+  /// Halving-doubling for packs up to this.
+  std::size_t halving_doubling_max_bytes = 0;
+};
+
+/// AUTO: a direct exchange (one round) while (ranks - 1) x `bytes` is within
+/// its limit, recursive halving-doubling for packs up to its limit
+/// (latency-bound: 2 log2(n) rounds), the ring above (bandwidth-optimal).
 /// RING, and NCCL on the CPU data plane: the ring.
 [[nodiscard]] AllReduceChoice choose_all_reduce(CommunicationImplementation implementation, std::size_t bytes,
-                                                std::size_t halving_doubling_max_bytes);
+                                                int ranks, const AllReduceLimits& limits);
 
 /// An all-reduce of the chosen algorithm over `flat`, which it owns from now
 /// on; `reduced` points at its buffer, which holds the sum once it is done.
-/// Logs the choice by name (TROUPE_LOG=debug, component "coll").
+/// Logs each algorithm the first time this process picks it, with the
+/// pack's size and why (TROUPE_LOG=info, component "coll").
 [[nodiscard]] std::unique_ptr<PeerCollective> make_all_reduce(const AllReduceChoice& choice, PeerLink& link, int rank,
                                                               int size, Tensor flat, const RingOptions& ring,
                                                               const Tensor*& reduced);

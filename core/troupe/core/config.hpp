@@ -37,6 +37,7 @@ struct Knobs {
   std::string transport;                  ///< TROUPE_TRANSPORT: tcp, ucx or auto
   std::size_t ucx_spin_us;                ///< TROUPE_UCX_SPIN_US
   std::size_t ring_chunk_bytes;           ///< TROUPE_RING_CHUNK_KIB (in KiB)
+  std::size_t direct_exchange_max_bytes;  ///< TROUPE_DIRECT_EXCHANGE_MAX_KIB (in KiB)
   std::size_t halving_doubling_max_bytes; ///< TROUPE_HALVING_DOUBLING_MAX_KIB (in KiB)
   std::size_t max_frame_bytes;            ///< TROUPE_MAX_FRAME_MIB (in MiB)
   std::string scheduler_policy;           ///< TROUPE_SCHEDULER_POLICY

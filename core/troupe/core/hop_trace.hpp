@@ -14,6 +14,7 @@ namespace troupe::internal {
 
 /// Where a collective's bytes are handed on, in the order of one collective.
 enum class Hop : uint8_t {
+  run_started,        ///< strategy.run handed the run to the replicas (caller's thread)
   replica_issued,     ///< the replica's fiber sent its contribution to the group actor
   group_contribution, ///< the group actor has it
   group_send,         ///< the group actor asked the link to send a frame
@@ -24,6 +25,7 @@ enum class Hop : uint8_t {
   group_frame,        ///< the group actor has the frame
   group_deliver,      ///< the group actor sends the result to its replicas
   replica_resumed,    ///< the replica actor has the result
+  run_returned,       ///< strategy.run's caller has every replica's return (caller's thread)
 };
 
 [[nodiscard]] std::string_view hop_name(Hop hop) noexcept;

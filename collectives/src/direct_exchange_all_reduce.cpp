@@ -1,0 +1,58 @@
+#include <troupe/collectives/direct_exchange_all_reduce.hpp>
+
+#include <cstring>
+#include <string>
+
+#include <troupe/collectives/reduce_kernels.hpp>
+
+namespace troupe::internal {
+
+DirectExchangeAllReduce::DirectExchangeAllReduce(PeerLink& link, int rank, int size, Tensor buffer)
+  : link_(link), rank_(rank), size_(size), input_(std::move(buffer)) {
+  owner_ = std::make_shared<Tensor>(input_);
+  result_ = Tensor::empty(input_.shape(), input_.dtype(), input_.device());
+  received_.resize(static_cast<std::size_t>(size_));
+  arrived_.assign(static_cast<std::size_t>(size_), false);
+  missing_ = size_ - 1;
+}
+
+void DirectExchangeAllReduce::start() {
+  const FrameBytes mine{owner_, input_.raw_data(), input_.nbytes()};
+  for (int peer = 0; peer < size_; ++peer)
+    if (peer != rank_)
+      link_.send(peer, 0, mine);
+  if (missing_ == 0)
+    finish();
+}
+
+void DirectExchangeAllReduce::on_frame(int from, uint32_t tag, const FrameBytes& bytes) {
+  if (tag != 0 || from < 0 || from >= size_ || from == rank_ || arrived_[static_cast<std::size_t>(from)])
+    protocol_error(rank_, from, tag, "is not expected (each rank sends one frame, tag 0)");
+  if (bytes.size != input_.nbytes())
+    protocol_error(rank_, from, tag,
+                   "carries " + std::to_string(bytes.size) + " bytes where " + std::to_string(input_.nbytes())
+                     + " were expected");
+  arrived_[static_cast<std::size_t>(from)] = true;
+  received_[static_cast<std::size_t>(from)] = bytes;
+  if (--missing_ == 0)
+    finish();
+}
+
+bool DirectExchangeAllReduce::waits_for(int rank) const {
+  return !done_ && rank >= 0 && rank < size_ && rank != rank_ && !arrived_[static_cast<std::size_t>(rank)];
+}
+
+void DirectExchangeAllReduce::finish() {
+  std::vector<const std::byte*> inputs;
+  inputs.reserve(static_cast<std::size_t>(size_));
+  for (int r = 0; r < size_; ++r)
+    inputs.push_back(r == rank_ ? input_.raw_data() : received_[static_cast<std::size_t>(r)].data);
+  const auto count = input_.num_elements();
+  if (count > 0)
+    reduce_elements(input_.dtype(), ReduceOp::SUM, inputs.data(), size_, result_.mutable_raw_data(), 0, count,
+                    false);
+  received_.clear();
+  done_ = true;
+}
+
+} // namespace troupe::internal

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <troupe/collectives/peer_link.hpp>
+#include <troupe/core/tensor.hpp>
+
+namespace troupe::internal {
+
+/// The all-reduce (SUM) for the smallest packs: every rank sends its whole
+/// buffer to every other rank in one frame, then adds all n buffers, in rank
+/// order, into a result of its own. One round instead of halving-doubling's
+/// 2·log2(p): on a machine where each hand-off between threads costs a
+/// wake-up, rounds and not bytes bound small packs. Each rank sends (n-1)
+/// times the buffer, so AUTO picks it only while that is small
+/// (TROUPE_DIRECT_EXCHANGE_MAX_KIB, algorithm_selector.hpp).
+///
+/// Every rank adds the same inputs in the same order (rank 0 first), so all
+/// ranks hold the same bits. The result is a separate buffer: the link may
+/// still read the bytes this rank sent.
+class DirectExchangeAllReduce final : public PeerCollective {
+public:
+  DirectExchangeAllReduce(PeerLink& link, int rank, int size, Tensor buffer);
+
+  [[nodiscard]] const char* name() const noexcept override { return "direct-exchange"; }
+  void start() override;
+  void on_frame(int from, uint32_t tag, const FrameBytes& bytes) override;
+  [[nodiscard]] bool waits_for(int rank) const override;
+
+  /// The sum once done() (until then, unspecified).
+  [[nodiscard]] const Tensor& buffer() const noexcept { return result_; }
+
+private:
+  void finish();
+
+  PeerLink& link_;
+  int rank_;
+  int size_;
+  Tensor input_;
+  std::shared_ptr<const void> owner_;
+  Tensor result_;
+  std::vector<FrameBytes> received_; ///< per rank; this rank's own is input_
+  std::vector<bool> arrived_;
+  int missing_ = 0;
+};
+
+} // namespace troupe::internal
