@@ -127,7 +127,7 @@ TEST_CASE("the settings agreement skips lost tasks, names missing ones at its de
     TaskCall w0(system.sys, agreement, 0, "worker:0", settings("adam"));
     TaskCall ps(system.sys, agreement, 0, "ps:0", settings("adam"));
     auto chief = chief_call(agreement, 0, settings("adam"));
-    caf::anon_send(agreement, TaskLostMsg{"worker:1", "its process died", false, ""});
+    caf::anon_send(agreement, TaskLostMsg{"worker:1", "its process died", false, "", false, ""});
     CHECK(chief_verdict(chief).empty());
     CHECK(w0.verdict().empty());
     caf::anon_send(agreement, TaskJoinedMsg{"worker:1", NodeActorHandle{}});

@@ -131,6 +131,26 @@ TEST_CASE("a member's farewell puts its job's error into the verdict when it lea
   caf::anon_send_exit(stranger, caf::exit_reason::kill);
 }
 
+TEST_CASE("a member lost after the chief's farewell carries the chief's word, one lost before it does not",
+          "[net][node]") {
+  Node worker(1, DataPlaneBrokerHandle{});
+  caf::scoped_actor watcher{*worker.sys};
+  caf::anon_send(worker.node, NodeWatchMsg{caf::actor_cast<caf::actor>(watcher)});
+  caf::anon_send_exit(worker.peers[2], caf::exit_reason::kill);
+  auto verdict = next_verdict(watcher);
+  CHECK(verdict.task == "worker:1");
+  CHECK_FALSE(verdict.chief_said_farewell);
+  // The chief ends the job with an error; the parameter server, told too,
+  // ends first (its verdict comes before the chief's).
+  caf::send_as(worker.peers[0], worker.node, NodeFarewellMsg{"function 'step' failed: NaN"});
+  caf::anon_send_exit(worker.peers[3], caf::exit_reason::kill);
+  verdict = next_verdict(watcher);
+  CHECK(verdict.task == "ps:0");
+  CHECK_FALSE(verdict.left);
+  CHECK(verdict.chief_said_farewell);
+  CHECK(verdict.chief_job_error == "function 'step' failed: NaN");
+}
+
 TEST_CASE("a node's farewell is answered once every member acknowledged or failed to, within its wait",
           "[net][node]") {
   Node chief(0, DataPlaneBrokerHandle{});

@@ -160,6 +160,17 @@ PsCluster::PsCluster(Executor& runtime, ClusterNode& node, int devices_per_worke
           return;
         }
         const std::string why = msg.left ? "it ended (" + msg.why + ")" : msg.why;
+        // A parameter server gone after the chief said farewell ended with
+        // the job: the chief's word is why this task ends, though the
+        // chief's own verdict may come later (its data plane's grace).
+        if (msg.task.rfind("ps:", 0) == 0 && msg.chief_said_farewell && !routing->chief_gone
+            && routing->ps_lost.empty()) {
+          routing->chief_gone = true;
+          routing->chief_left = true;
+          routing->chief_why = "it said farewell, and " + msg.task + " ended after it";
+          routing->chief_job_error = msg.chief_job_error;
+          routing->task_ends.set();
+        }
         // The variables a parameter server held are gone: no task of the
         // job can go on (the chief fails its calls, and every other task
         // ends serve() at once instead of waiting for the chief).

@@ -279,7 +279,16 @@ void NodeActor::decide(int rank, std::string why, bool left) {
   if (left)
     why = job_error.empty() ? "it shut down (its program ended)"
                             : "it shut down after its job failed: " + job_error;
-  auto [verdict, fresh] = verdicts_.emplace(rank, TaskLostMsg{task, std::move(why), left, job_error});
+  TaskLostMsg lost;
+  lost.task = task;
+  lost.why = std::move(why);
+  lost.left = left;
+  lost.job_error = job_error;
+  if (auto chief = farewells_.find(0); chief != farewells_.end() && setup_.task_names[0].rfind("chief:", 0) == 0) {
+    lost.chief_said_farewell = true;
+    lost.chief_job_error = chief->second;
+  }
+  auto [verdict, fresh] = verdicts_.emplace(rank, std::move(lost));
   if (!fresh)
     return;
   // The data plane logs its own verdicts; the control plane's are logged here.
