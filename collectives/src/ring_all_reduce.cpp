@@ -9,13 +9,16 @@
 
 namespace troupe::internal {
 
-RingAllReduce::RingAllReduce(PeerLink& link, int rank, int size, Tensor buffer, RingOptions options)
-  : link_(link), rank_(rank), size_(size), buffer_(std::move(buffer)), options_(options) {
-  // Written in place through this pointer while frames share the buffer.
-  data_ = buffer_.mutable_raw_data();
-  owner_ = std::make_shared<Tensor>(buffer_);
-  elem_bytes_ = size_of(buffer_.dtype());
-  count_ = buffer_.num_elements();
+RingAllReduce::RingAllReduce(PeerLink& link, int rank, int size, Tensor input, RingOptions options)
+  : link_(link), rank_(rank), size_(size), input_(std::move(input)), options_(options) {
+  output_ = Tensor::empty(input_.shape(), input_.dtype(), input_.device());
+  in_ = input_.raw_data();
+  // Written through this pointer while frames share the result.
+  out_ = output_.mutable_raw_data();
+  input_owner_ = std::make_shared<Tensor>(input_);
+  output_owner_ = std::make_shared<Tensor>(output_);
+  elem_bytes_ = size_of(input_.dtype());
+  count_ = input_.num_elements();
   chunk_elems_ = std::max<int64_t>(1, static_cast<int64_t>(options_.chunk_bytes / elem_bytes_));
   const auto [b0, e0] = segment(count_, size_, 0);
   max_chunks_ = std::max<int64_t>(1, (e0 - b0 + chunk_elems_ - 1) / chunk_elems_);
@@ -54,13 +57,19 @@ void RingAllReduce::send_chunk(int step, int64_t chunk) {
   const int64_t first = begin + chunk * chunk_elems_;
   const int64_t last = std::min(end, first + chunk_elems_);
   const auto tag = static_cast<uint32_t>(step * max_chunks_ + chunk);
+  // The first step sends this rank's own values; every later one what it
+  // reduced or received into the result.
+  const auto offset = first * static_cast<int64_t>(elem_bytes_);
+  const auto bytes = static_cast<size_t>(last - first) * elem_bytes_;
   link_.send(mod(rank_ + 1), tag,
-             FrameBytes{owner_, data_ + first * static_cast<int64_t>(elem_bytes_),
-                        static_cast<size_t>(last - first) * elem_bytes_});
+             step == 0 ? FrameBytes{input_owner_, in_ + offset, bytes}
+                       : FrameBytes{output_owner_, out_ + offset, bytes});
 }
 
 void RingAllReduce::start() {
   if (size_ == 1 || expected_ == 0) {
+    if (count_ > 0)
+      std::memcpy(out_, in_, static_cast<size_t>(count_) * elem_bytes_);
     done_ = true;
     return;
   }
@@ -89,10 +98,13 @@ void RingAllReduce::on_frame(int from, uint32_t tag, const FrameBytes& bytes) {
   if (bytes.size != want)
     protocol_error(rank_, from, tag, "carries " + std::to_string(bytes.size) + " bytes where " + std::to_string(want)
                    + " were expected");
-  std::byte* dst = data_ + first * static_cast<int64_t>(elem_bytes_);
+  const auto offset = first * static_cast<int64_t>(elem_bytes_);
+  std::byte* dst = out_ + offset;
   if (step < size_ - 1) {
-    const std::byte* inputs[2] = {dst, bytes.data};
-    reduce_elements(buffer_.dtype(), ReduceOp::SUM, inputs, 2, dst, 0, last - first, false);
+    // Each chunk is received once in the reduce-scatter: this rank's own
+    // values come from the input.
+    const std::byte* inputs[2] = {in_ + offset, bytes.data};
+    reduce_elements(input_.dtype(), ReduceOp::SUM, inputs, 2, dst, 0, last - first, false);
   } else {
     std::memcpy(dst, bytes.data, want);
   }

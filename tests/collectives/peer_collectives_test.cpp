@@ -130,6 +130,37 @@ TEST_CASE("ring allreduce sums every element for 1 to 5 ranks across several chu
   }
 }
 
+TEST_CASE("ring allreduce sends its first step straight from a shared input and never writes it",
+          "[collectives][peer]") {
+  // A link that keeps what it was given, as a zero-copy transport would.
+  struct Capture : PeerLink {
+    std::vector<FrameBytes> frames;
+    void send(int, uint32_t, FrameBytes bytes) override { frames.push_back(std::move(bytes)); }
+  } link;
+  const auto input = rank_input(0, 1000, DType::float32); // the caller keeps a reference
+  const auto before = input.to_vector<float>();
+  RingAllReduce ring(link, 0, 2, input, RingOptions{.chunk_bytes = 256});
+  ring.start();
+  REQUIRE_FALSE(link.frames.empty());
+  const auto* begin = input.raw_data();
+  for (const auto& f : link.frames) { // segment 1 of rank 0's own input, not a copy of it
+    CHECK(f.data >= begin);
+    CHECK(f.data + f.size <= begin + input.nbytes());
+  }
+  std::vector<float> theirs(500, 1.0f);
+  for (uint32_t chunk = 0; chunk < 8; ++chunk) {
+    const auto first = static_cast<size_t>(chunk) * 64;
+    const auto n = std::min<size_t>(64, 500 - first);
+    ring.on_frame(1, chunk, FrameBytes{nullptr, reinterpret_cast<const std::byte*>(theirs.data() + first),
+                                       n * sizeof(float)});
+  }
+  CHECK(input.to_vector<float>() == before);
+  CHECK_FALSE(ring.buffer().shares_buffer_with(input));
+  const auto got = ring.buffer().to_vector<float>();
+  for (size_t i = 0; i < 500; ++i)
+    REQUIRE(got[i] == before[i] + 1.0f);
+}
+
 TEST_CASE("ring reduce-scatter leaves rank r with the sum of segment r only", "[collectives][peer]") {
   const int n = GENERATE(2, 3, 4);
   const int64_t count = 1001;

@@ -33,14 +33,20 @@ struct RingOptions {
 /// or copied, so every chunk moves independently (pipelining). A rank sends
 /// 2(n-1)/n of the buffer and receives as much, which is optimal.
 ///
-/// The buffer is written in place while the link may still read bytes it was
-/// given: a region is rewritten only by the all-gather, with the final values
-/// that the left neighbour could compute only after this rank's own frame for
-/// that region went round the ring, so the link has read it by then.
+/// The input is only read: the first step sends from it, and each received
+/// chunk of the reduce-scatter is added to it into a separate result buffer,
+/// from which later steps send. So a shared input (a replica's own tensor) is
+/// never copied first (measured: 2.1 ms of a 16 MiB all-reduce over 2
+/// workers went to that copy-on-write copy). The result is written while the
+/// link may still read bytes it was given: a region is rewritten only by the
+/// all-gather, with the final values that the left neighbour could compute
+/// only after this rank's own frame for that region went round the ring, so
+/// the link has read it by then.
 class RingAllReduce final : public PeerCollective {
 public:
-  /// Reduces `buffer` (rank 1, owned by this algorithm from now on) in place.
-  RingAllReduce(PeerLink& link, int rank, int size, Tensor buffer, RingOptions options);
+  /// Reduces `input` (rank 1, held by this algorithm from now on; never
+  /// written) into a result buffer of its own.
+  RingAllReduce(PeerLink& link, int rank, int size, Tensor input, RingOptions options);
 
   [[nodiscard]] const char* name() const noexcept override {
     return options_.reduce_scatter_only ? "ring reduce-scatter" : "ring";
@@ -49,8 +55,9 @@ public:
   void on_frame(int from, uint32_t tag, const FrameBytes& bytes) override;
   [[nodiscard]] bool waits_for(int rank) const override { return !done_ && rank == mod(rank_ - 1); }
 
-  /// The reduced buffer (reduce-scatter: only `segment(count, n, rank)` is reduced).
-  [[nodiscard]] const Tensor& buffer() const noexcept { return buffer_; }
+  /// The result (reduce-scatter: only `segment(count, n, rank)` is reduced;
+  /// the rest is unspecified).
+  [[nodiscard]] const Tensor& buffer() const noexcept { return output_; }
 
   /// Elements [first, second) of segment `s` when `count` elements are cut
   /// into `n` segments: the first count % n segments get one element more.
@@ -66,9 +73,12 @@ private:
   PeerLink& link_;
   int rank_;
   int size_;
-  Tensor buffer_;
-  std::shared_ptr<const void> owner_;
-  std::byte* data_ = nullptr;
+  Tensor input_;
+  Tensor output_;
+  std::shared_ptr<const void> input_owner_;  ///< keeps the input alive for frames sent from it
+  std::shared_ptr<const void> output_owner_; ///< the same for the result
+  const std::byte* in_ = nullptr;
+  std::byte* out_ = nullptr;
   RingOptions options_;
   std::size_t elem_bytes_ = 0;
   int64_t count_ = 0;
