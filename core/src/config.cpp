@@ -221,7 +221,7 @@ const std::array<KnobDef, 25> knob_defs{{
    [](Knobs& k, const char* env, std::string_view v) {
      k.ring_chunk_bytes = parse_size(env, v, 1, 1024, "KiB per ring chunk");
    }},
-  {{"TROUPE_DIRECT_EXCHANGE_MAX_KIB", "64",
+  {{"TROUPE_DIRECT_EXCHANGE_MAX_KIB", "256",
     "Cross-worker all-reduces where each worker would send at most this many KiB in all, "
     "(workers - 1) x pack, use a direct exchange (one round: every worker sends its pack to "
     "every other); larger ones halving-doubling or the ring. 0 turns it off."},

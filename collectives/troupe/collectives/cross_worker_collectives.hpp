@@ -29,7 +29,7 @@ struct CrossWorkerSetup {
   CommunicationImplementation implementation = CommunicationImplementation::AUTO;
   int64_t bytes_per_pack = 0;              ///< 0: one pack per dtype
   /// AUTO: (workers - 1) x pack up to this uses a direct exchange
-  std::size_t direct_exchange_max_bytes = 64 << 10;
+  std::size_t direct_exchange_max_bytes = 256 << 10;
   std::size_t halving_doubling_max_bytes = 64 << 10; ///< AUTO: packs up to this use halving-doubling
   RingOptions ring;
   /// Most payload of one data frame (TROUPE_MAX_FRAME_MIB): all-gather and
