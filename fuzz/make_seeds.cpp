@@ -246,6 +246,13 @@ void messages() {
   message(sys, i++, "ps_stats", PsStatsMsg{});
   message(sys, i++, "ps_stats_reply", PsStats{});
   message(sys, i++, "ps_gather", PsGatherMsg{});
+  CrossMemoryTensor remote{};
+  remote.bytes = 64 << 10;
+  remote.dtype = static_cast<uint8_t>(DType::float32);
+  remote.dims = {128, 128};
+  message(sys, i++, "cross_memory_tensor", remote);
+  message(sys, i++, "ps_read_reply", PsReadReply{t, {}});
+  message(sys, i++, "ps_release", PsReleaseMsg{7});
   message(sys, i++, "closure_spec", ClosureSpec{});
   message(sys, i++, "run_closure", RunClosureMsg{});
   message(sys, i++, "closure_finished", ClosureFinishedMsg{});

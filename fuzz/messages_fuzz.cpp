@@ -37,7 +37,7 @@ using WireTypes = std::tuple<
   HelloMsg, NodeLookupMsg, NodeFarewellMsg,
   // troupe_parameter_server
   ShardKey, AttemptId, ShardUpdate, PsCreateMsg, PsReadMsg, PsApplyMsg, PsStageMsg, PsCommitMsg, PsCommitReply,
-  PsAbortMsg, PsStatsMsg, PsStats, PsGatherMsg,
+  PsAbortMsg, PsStatsMsg, PsStats, PsGatherMsg, CrossMemoryTensor, PsReadReply, PsReleaseMsg,
   // troupe_coordinator
   ClosureSpec, RunClosureMsg, ClosureFinishedMsg, ClosureAttemptEndedMsg,
   // troupe_ps_settings

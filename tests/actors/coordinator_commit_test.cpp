@@ -101,9 +101,9 @@ caf::expected<T> ask(RuntimeImpl& runtime, const caf::actor& target, Msg msg) {
 }
 
 int64_t value_of(RuntimeImpl& runtime, const caf::actor& ps) {
-  auto read = ask<Tensor>(runtime, ps, PsReadMsg{var_key, {}});
+  auto read = ask<PsReadReply>(runtime, ps, PsReadMsg{var_key, {}});
   REQUIRE(read);
-  return read->to_vector<int64_t>().at(0);
+  return read->value.to_vector<int64_t>().at(0);
 }
 
 PsStats stats_of(RuntimeImpl& runtime, const caf::actor& ps) {

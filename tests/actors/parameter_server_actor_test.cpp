@@ -65,6 +65,9 @@ void call(caf::event_based_actor* self, const caf::actor& ps, Msg msg, Done done
   if constexpr (std::is_same_v<T, Void>)
     self->request(ps, request_deadline, std::move(msg)).then([done]() mutable { done(ok_answer<T>(Void{})); },
                                                              on_error);
+  else if constexpr (std::is_same_v<Msg, PsReadMsg>) // a read answers its value inside a PsReadReply
+    self->request(ps, request_deadline, std::move(msg))
+      .then([done](PsReadReply& reply) mutable { done(ok_answer<T>(std::move(reply.value))); }, on_error);
   else
     self->request(ps, request_deadline, std::move(msg))
       .then([done](T& value) mutable { done(ok_answer<T>(std::move(value))); }, on_error);

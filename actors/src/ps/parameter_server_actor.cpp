@@ -5,6 +5,7 @@
 
 #include <caf/all.hpp>
 
+#include <troupe/actors/ps/ps_client.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/ops/nn_ops.hpp>
 #include <troupe/ops/tensor_ops.hpp>
@@ -187,6 +188,7 @@ ParameterServerActor::behavior_type ParameterServerActor::make_behavior() {
   return {
     [this](PsCreateMsg& msg) { return on_create(msg); },
     [this](const PsReadMsg& msg) { return on_read(msg); },
+    [this](const PsReleaseMsg& msg) { leases_.release(msg.lease); },
     [this](PsApplyMsg& msg) { return on_apply(msg); },
     [this](PsStageMsg& msg) { return on_stage(msg); },
     [this](const PsCommitMsg& msg) { return on_commit(msg); },
@@ -294,7 +296,50 @@ caf::error ParameterServerActor::refuse_if_resolved(const AttemptId& id, const c
   return caf::none;
 }
 
-caf::result<Tensor> ParameterServerActor::on_read(const PsReadMsg& msg) {
+caf::result<PsReadReply> ParameterServerActor::on_read(const PsReadMsg& msg) {
+  auto value = read_value(msg);
+  if (!value)
+    return std::move(value.error());
+  PsReadReply reply;
+  // A reader on this host that allows it reads a large value out of this
+  // process's memory; the value is held until it says it is done (or, if it
+  // never does, twice its request's timeout).
+  if (msg.cross_memory && current_sender() && cross_memory_peer(current_sender()->node())) {
+    reply.remote = cross_memory_of(*value);
+    if (reply.remote.bytes > 0)
+      reply.remote.lease = leases_.hold(*value);
+    if (reply.remote.lease != 0) {
+      delayed_send(this, 2 * ps_request_timeout(), PsReleaseMsg{reply.remote.lease});
+      return reply;
+    }
+    reply.remote = {};
+  }
+  reply.value = std::move(*value);
+  return reply;
+}
+
+caf::error ParameterServerActor::resolve_remote(ShardUpdate& update, CrossMemoryTensor& remote, const char* context) {
+  if (remote.bytes == 0)
+    return caf::none;
+  const auto pid = current_sender() ? cross_memory_peer(current_sender()->node()) : std::nullopt;
+  if (!pid)
+    return make_error(Errc::invalid_argument, std::string{context} + " update of " + describe(update.key)
+                                                + " points into another process's memory, which this server may "
+                                                  "not read (only tasks on its host that passed the handshake)");
+  auto shard = shards_.find(update.key);
+  if (shard == shards_.end())
+    return make_error(Errc::not_found, std::string{context} + ": there is no " + to_string(update.key)
+                                         + " on this server to update");
+  Tensor value;
+  if (auto why = take_cross_memory(*pid, remote, &shard->second.value, value); !why.empty())
+    return make_error(Errc::data_loss, std::string{context} + " update of " + describe(update.key)
+                                         + ": its value could not be read from the sender's memory: " + why);
+  update.value = std::move(value);
+  remote = {};
+  return caf::none;
+}
+
+caf::expected<Tensor> ParameterServerActor::read_value(const PsReadMsg& msg) {
   auto it = shards_.find(msg.key);
   auto missing = [&] {
     return make_error(Errc::not_found, "read: there is no " + to_string(msg.key)
@@ -312,7 +357,7 @@ caf::result<Tensor> ParameterServerActor::on_read(const PsReadMsg& msg) {
   // Read-your-writes: the committed value with this attempt's own staged
   // updates to the key, computed on a copy; other attempts stay invisible.
   // A slot its staged optimizer updates would create is read as they would leave it.
-  auto committed = [&]() -> caf::result<Tensor> {
+  auto committed = [&]() -> caf::expected<Tensor> {
     if (it == shards_.end())
       return missing();
     return it->second.value;
@@ -339,6 +384,8 @@ caf::result<Tensor> ParameterServerActor::on_read(const PsReadMsg& msg) {
 }
 
 caf::result<void> ParameterServerActor::on_apply(PsApplyMsg& msg) {
+  if (auto err = resolve_remote(msg.update, msg.remote, "immediate"))
+    return err;
   auto target = checked_target(msg.update, "immediate");
   if (!target)
     return std::move(target.error());
@@ -364,6 +411,8 @@ caf::result<void> ParameterServerActor::on_stage(PsStageMsg& msg) {
   if (record != functions_.end() && record->second.committed_attempt)
     return make_error(Errc::failed_precondition, "staged update for " + to_string(msg.attempt)
                                                    + " is refused: that attempt has already committed");
+  if (auto err = resolve_remote(msg.update, msg.remote, "staged"))
+    return err;
   auto target = checked_target(msg.update, "staged");
   if (!target)
     return std::move(target.error());
@@ -477,10 +526,10 @@ void ParameterServerActor::advance_watermark(uint64_t resolved_below) {
 
 caf::result<Tensor> ParameterServerActor::on_gather(const PsGatherMsg& msg) {
   // The same value a read with this attempt sees (read-your-writes included).
-  auto source = on_read(PsReadMsg{msg.key, msg.attempt});
-  if (source.flag == caf::rt_error)
-    return std::move(source.err);
-  const Tensor value = source.value.get_as<Tensor>(0);
+  auto source = read_value(PsReadMsg{msg.key, msg.attempt, false});
+  if (!source)
+    return std::move(source.error());
+  const Tensor value = std::move(*source);
   const std::string what = "gather from " + describe(msg.key);
   if (!msg.rows.valid() || msg.rows.dtype() != DType::int64 || msg.rows.rank() != 1)
     return make_error(Errc::invalid_argument, what + ": the rows must be an int64 vector, not "
@@ -514,6 +563,7 @@ PsStats ParameterServerActor::stats() const {
     for (const auto& [attempt, updates] : record.staged)
       out.staged_updates += updates.size();
   out.resolved_below = resolved_below_;
+  out.read_leases = leases_.size();
   return out;
 }
 

@@ -1,10 +1,14 @@
 #include <troupe/actors/ps/ps_client.hpp>
 
 #include <chrono>
+#include <deque>
+#include <mutex>
 
 #include <caf/actor_system.hpp>
 #include <caf/local_actor.hpp>
+#include <caf/send.hpp>
 
+#include <troupe/actors/runtime/request_error.hpp>
 #include <troupe/core/config.hpp>
 
 namespace troupe::internal {
@@ -22,6 +26,41 @@ std::string request_failure(caf::local_actor& self, const std::string& what, con
 std::string lost_server_failure(caf::local_actor& self, const std::string& what, const caf::down_msg& msg) {
   return what + " failed: the server's actor terminated (" + self.system().render(msg.reason)
          + "): its task was lost";
+}
+
+Tensor lend_to_server(const ParameterServerActorHandle& server, ShardUpdate& update, CrossMemoryTensor& remote) {
+  if (!cross_memory_peer(server.node()))
+    return {};
+  remote = cross_memory_of(update.value);
+  if (remote.bytes == 0)
+    return {};
+  return std::exchange(update.value, Tensor{});
+}
+
+void keep_after_timeout(const caf::error& err, const Tensor& lent) {
+  if (!lent.valid() || request_errc(err) != Errc::timeout)
+    return;
+  // A server that answers this late is failing anyway; the last few such
+  // values stay mapped so that it never reads freed memory meanwhile.
+  static std::mutex mutex;
+  static std::deque<Tensor> kept;
+  std::lock_guard<std::mutex> lock(mutex);
+  kept.push_back(lent);
+  if (kept.size() > 16)
+    kept.pop_front();
+}
+
+Tensor take_read_reply(const ParameterServerActorHandle& server, std::optional<int32_t> pid, PsReadReply& reply,
+                       std::string& why) {
+  if (reply.remote.bytes == 0)
+    return std::move(reply.value);
+  Tensor value;
+  if (!pid)
+    why = "the server answered with a tensor in its memory, which this process did not ask for";
+  else if (auto failed = take_cross_memory(*pid, reply.remote, nullptr, value); !failed.empty())
+    why = "reading the value from the server's memory failed: " + failed;
+  caf::anon_send(server, PsReleaseMsg{reply.remote.lease});
+  return value;
 }
 
 } // namespace troupe::internal

@@ -20,6 +20,7 @@
 #include <troupe/net/handshake.hpp>
 #include <troupe/net/auth/cluster_auth.hpp>
 #include <troupe/net/auth/token_policy.hpp>
+#include <troupe/net/link/cross_memory.hpp>
 #include <troupe/net/link/data_plane_broker.hpp>
 #include <troupe/net/link/transport_choice.hpp>
 #include <troupe/net/ucx/ucx_transport.hpp>
@@ -204,6 +205,15 @@ void ClusterNode::join() {
     return TransportOffer{h.task, h.transport, !h.ucx_address.empty(), h.ucx_error, h.shm_domain};
   };
   offers[member_index_] = offer_of(hello);
+  // The members whose memory this task may read (parameter-server bulk
+  // bytes): same boot, namespaces and user, by their hellos, which came over
+  // the authenticated control plane.
+  std::map<caf::node_id, int32_t> readable;
+  const bool may_read_others = k.transport != "tcp" && !k.tls && cross_memory_attach_works();
+  const auto note_readable = [&](const HelloMsg& h, const NodeActorHandle& node) {
+    if (may_read_others && node && h.pid > 0 && h.shm_domain == hello.shm_domain)
+      readable[node.node()] = h.pid;
+  };
   // A parameter-server coordinator goes on with the workers it has, so a
   // restarted worker process may join again; in a cluster without ps tasks
   // every task is part of every collective and none rejoins.
@@ -312,6 +322,7 @@ void ClusterNode::join() {
             anon_send(node_, NodeRejoinedMsg{});
           }
           nodes_[r] = *remote;
+          note_readable(reply, *remote);
           anon_send(node_, NodePeerMsg{*remote, reply});
           outcome = Presented::accepted;
         },
@@ -386,6 +397,7 @@ void ClusterNode::join() {
     data_plane_ = nullptr;
     TROUPE_LOG(info, "net") << "task " << me << " rejoined a formed cluster of " << names.size()
                             << " tasks in place of its earlier process";
+    CrossMemoryPeers::set(std::move(readable));
     return;
   }
 
@@ -405,6 +417,7 @@ void ClusterNode::join() {
   for (const auto& h : all)
     if (h.rank > member_index_) {
       nodes_[h.rank] = h.node;
+      note_readable(h, h.node);
       if (participates() && h.rank < participants) {
         peers.push_back({h.rank, parse_task_address(addresses[static_cast<size_t>(h.rank)]).host, h.data_port,
                          h.ucx_address, h.ucx_nonce});
@@ -432,6 +445,7 @@ void ClusterNode::join() {
       self->request(data_plane_, std::chrono::seconds(10), DataPlaneSenderMsg{})
         .receive([&](FrameSenderRef& ref) { frame_sender_ = std::move(ref.sender); }, [](caf::error&) {});
   }
+  CrossMemoryPeers::set(std::move(readable));
   TROUPE_LOG(info, "net") << "task " << me << " joined a cluster of " << names.size() << " tasks";
 }
 
@@ -499,6 +513,7 @@ void ClusterNode::say_farewell(const std::string& job_error) {
 }
 
 ClusterNode::~ClusterNode() {
+  CrossMemoryPeers::clear();
   // The chief's leaving ends the job everywhere, so every member must see it
   // as leaving: one that decides by the control connection alone (a ps task,
   // a rejoined worker) may see the connection drop before the chief's node's

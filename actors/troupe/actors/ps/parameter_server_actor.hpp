@@ -13,6 +13,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include <troupe/actors/ps/parameter_server_messages.hpp>
+#include <troupe/actors/ps/ps_cross_memory.hpp>
 #include <troupe/core/tensor.hpp>
 
 namespace troupe::internal {
@@ -71,7 +72,7 @@ private:
   // -- message handlers ----------------------------------------------------------
 
   caf::result<void> on_create(PsCreateMsg& msg);
-  caf::result<Tensor> on_read(const PsReadMsg& msg);
+  caf::result<PsReadReply> on_read(const PsReadMsg& msg);
   caf::result<void> on_apply(PsApplyMsg& msg);
   caf::result<void> on_stage(PsStageMsg& msg);
   caf::result<PsCommitReply> on_commit(const PsCommitMsg& msg);
@@ -80,6 +81,13 @@ private:
   caf::result<Tensor> on_gather(const PsGatherMsg& msg);
 
   // -- helpers --------------------------------------------------------------------
+
+  /// The value `msg` reads: committed, or with its attempt's staged updates.
+  [[nodiscard]] caf::expected<Tensor> read_value(const PsReadMsg& msg);
+  /// Reads an update's value out of its sender's memory (`remote`, from
+  /// PsApplyMsg or PsStageMsg), checked against the shard it changes;
+  /// nothing when the update carries its value.
+  [[nodiscard]] caf::error resolve_remote(ShardUpdate& update, CrossMemoryTensor& remote, const char* context);
 
   /// The shard `update` targets, after checking its op, dtype, shape and
   /// hyperparameters; an error names the shard and the fix.
@@ -100,6 +108,7 @@ private:
   std::map<ShardKey, Shard> shards_;
   std::unordered_map<uint64_t, FunctionRecord> functions_;
   uint64_t resolved_below_ = 0;
+  ReadLeases leases_; ///< values readers on this host read from this process's memory
 };
 
 /// The value of `value` after `update` (ASSIGN: the update's value; the

@@ -110,6 +110,42 @@ inline constexpr std::size_t max_update_hyper = 16;
 /// "assign_add", as TensorFlow spells the method.
 [[nodiscard]] const char* to_string(UpdateOp op) noexcept;
 
+// -- bulk bytes from the sender's memory ---------------------------------------------
+
+/// Tensors of at least this many bytes between tasks on one host travel as a
+/// CrossMemoryTensor instead of inside the message.
+inline constexpr std::size_t cross_memory_min_bytes = std::size_t{64} << 10;
+/// The most dimensions a CrossMemoryTensor describes (refused on load).
+inline constexpr std::size_t cross_memory_max_dims = 32;
+
+/// A tensor whose bytes the receiver reads straight from the sender's memory
+/// (net/link/cross_memory.hpp: one copy, no socket), when both run on one host
+/// and the control plane said the receiver may read the sender (the sender's
+/// pid comes from its hello, never from here). `bytes == 0`: none; the
+/// message carries its tensor itself. What it claims is checked against the
+/// shard it belongs to (or the request it answers) before anything is
+/// allocated.
+struct CrossMemoryTensor {
+  uint64_t address = 0;
+  uint64_t bytes = 0;
+  uint8_t dtype = 0;
+  std::vector<int64_t> dims;
+  /// A read's: the server holds the bytes until PsReleaseMsg names it.
+  uint64_t lease = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, CrossMemoryTensor& x) {
+  auto check = [&x]() -> caf::error {
+    if (x.dims.size() > cross_memory_max_dims)
+      return caf::make_error(Errc::data_loss, "a CrossMemoryTensor with " + std::to_string(x.dims.size())
+                                                + " dimensions; at most " + std::to_string(cross_memory_max_dims));
+    return caf::error{};
+  };
+  return f(caf::meta::type_name("troupe::CrossMemoryTensor"), x.address, x.bytes, x.dtype, x.dims, x.lease,
+           caf::meta::load_callback(check));
+}
+
 /// One change to one shard. Sending the change (a delta, a gradient) rather
 /// than the new value is what lets concurrent workers update one variable
 /// without overwriting each other.
@@ -172,12 +208,36 @@ struct PsCreateMsg {
 struct PsReadMsg {
   ShardKey key;
   AttemptId attempt;
+  /// The reader may read the value from the server's memory (PsClient sets
+  /// it for a server on its host).
+  bool cross_memory = false;
+};
+
+/// A read's answer: the value, or (for a reader that allowed it, and a value
+/// of at least cross_memory_min_bytes) where to read it, held for the reader
+/// until its PsReleaseMsg or the request timeout.
+struct PsReadReply {
+  Tensor value;
+  CrossMemoryTensor remote;
+};
+
+/// The reader copied leased bytes (or gave up): the server drops its hold.
+/// No reply.
+struct PsReleaseMsg {
+  uint64_t lease = 0;
 };
 
 /// Applies `update` at once, outside any scheduled function (initialisation,
 /// the coordinator's own assignments). Reply: nothing.
 struct PsApplyMsg {
+  // Constructors, not aggregate initialisation: `remote` is PsClient's to set.
+  PsApplyMsg() = default;
+  explicit PsApplyMsg(ShardUpdate u) : update(std::move(u)) {}
+
   ShardUpdate update;
+  /// Set (and `update.value` empty) when the server reads the value from the
+  /// sender's memory; the server resolves it before anything else.
+  CrossMemoryTensor remote;
 };
 
 /// Holds `update` for `attempt`; it takes effect only when that attempt
@@ -189,9 +249,13 @@ struct PsApplyMsg {
 /// watermark. Reply: nothing (sent after validation, so the worker knows the
 /// update will apply if the attempt commits).
 struct PsStageMsg {
+  PsStageMsg() = default;
+  PsStageMsg(AttemptId a, uint32_t s, ShardUpdate u) : attempt(a), sequence(s), update(std::move(u)) {}
+
   AttemptId attempt;
   uint32_t sequence = 0;
   ShardUpdate update;
+  CrossMemoryTensor remote; ///< as in PsApplyMsg
 };
 
 /// Applies every update staged for `attempt` on this server, in arrival
@@ -232,6 +296,7 @@ struct PsStats {
   uint64_t function_records = 0; ///< functions remembered (committed, aborted or staging)
   uint64_t staged_updates = 0;   ///< updates waiting for their attempt's commit
   uint64_t resolved_below = 0;   ///< the watermark
+  uint64_t read_leases = 0;      ///< values held for readers that read them from this process's memory
 };
 
 template <class Inspector>
@@ -241,17 +306,27 @@ typename Inspector::result_type inspect(Inspector& f, PsCreateMsg& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, PsReadMsg& x) {
-  return f(caf::meta::type_name("troupe::PsReadMsg"), x.key, x.attempt);
+  return f(caf::meta::type_name("troupe::PsReadMsg"), x.key, x.attempt, x.cross_memory);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, PsReadReply& x) {
+  return f(caf::meta::type_name("troupe::PsReadReply"), x.value, x.remote);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, PsReleaseMsg& x) {
+  return f(caf::meta::type_name("troupe::PsReleaseMsg"), x.lease);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, PsApplyMsg& x) {
-  return f(caf::meta::type_name("troupe::PsApplyMsg"), x.update);
+  return f(caf::meta::type_name("troupe::PsApplyMsg"), x.update, x.remote);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, PsStageMsg& x) {
-  return f(caf::meta::type_name("troupe::PsStageMsg"), x.attempt, x.sequence, x.update);
+  return f(caf::meta::type_name("troupe::PsStageMsg"), x.attempt, x.sequence, x.update, x.remote);
 }
 
 template <class Inspector>
@@ -277,7 +352,7 @@ typename Inspector::result_type inspect(Inspector& f, PsStatsMsg&) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, PsStats& x) {
   return f(caf::meta::type_name("troupe::PsStats"), x.shards, x.function_records, x.staged_updates,
-           x.resolved_below);
+           x.resolved_below, x.read_leases);
 }
 
 /// Reads rows `rows` (an int64 1-D tensor of row indices local to the shard,
@@ -301,7 +376,8 @@ typename Inspector::result_type inspect(Inspector& f, PsGatherMsg& x) {
 /// What a parameter server accepts (ParameterServerActor); every request is
 /// answered, or failed naming the server, the variable and the attempt.
 using ParameterServerActorHandle = caf::typed_actor<
-  caf::reacts_to<PsCreateMsg>, caf::replies_to<PsReadMsg>::with<Tensor>, caf::reacts_to<PsApplyMsg>,
+  caf::reacts_to<PsCreateMsg>, caf::replies_to<PsReadMsg>::with<PsReadReply>, caf::reacts_to<PsReleaseMsg>,
+  caf::reacts_to<PsApplyMsg>,
   caf::reacts_to<PsStageMsg>, caf::replies_to<PsCommitMsg>::with<PsCommitReply>,
   caf::replies_to<PsAbortMsg>::with<uint32_t>, caf::replies_to<PsStatsMsg>::with<PsStats>,
   caf::replies_to<PsGatherMsg>::with<Tensor>>;
@@ -329,4 +405,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(troupe_parameter_server, caf::id_block::troupe_cluster::
   CAF_ADD_TYPE_ID(troupe_parameter_server, (troupe::internal::PsStatsMsg))
   CAF_ADD_TYPE_ID(troupe_parameter_server, (troupe::internal::PsStats))
   CAF_ADD_TYPE_ID(troupe_parameter_server, (troupe::internal::PsGatherMsg))
+  CAF_ADD_TYPE_ID(troupe_parameter_server, (troupe::internal::CrossMemoryTensor))
+  CAF_ADD_TYPE_ID(troupe_parameter_server, (troupe::internal::PsReadReply))
+  CAF_ADD_TYPE_ID(troupe_parameter_server, (troupe::internal::PsReleaseMsg))
 CAF_END_TYPE_ID_BLOCK(troupe_parameter_server)

@@ -19,6 +19,7 @@
 
 #include <troupe/actors/fibers/completion.hpp>
 #include <troupe/actors/ps/parameter_server_messages.hpp>
+#include <troupe/actors/ps/ps_cross_memory.hpp>
 #include <troupe/actors/runtime/executor.hpp>
 #include <troupe/actors/runtime/request_error.hpp>
 #include <troupe/core/errors.hpp>
@@ -113,6 +114,20 @@ private:
   std::map<caf::actor_addr, std::vector<Open>> in_flight_;
 };
 
+/// Sets `remote` (and empties `update`'s value) when `server` runs on this
+/// host and the value is worth reading from this process's memory; returns
+/// the value, which must outlive the request.
+[[nodiscard]] Tensor lend_to_server(const ParameterServerActorHandle& server, ShardUpdate& update,
+                                    CrossMemoryTensor& remote);
+/// A request that timed out may still be served: its lent value is kept for
+/// a while (a bounded number of them) instead of being freed at once.
+void keep_after_timeout(const caf::error& err, const Tensor& lent);
+/// The read's value: from the reply, or read out of the server's memory
+/// (`pid`, when this client allowed it) and released there; `why` says what
+/// went wrong.
+[[nodiscard]] Tensor take_read_reply(const ParameterServerActorHandle& server, std::optional<int32_t> pid,
+                                     PsReadReply& reply, std::string& why);
+
 /// The client of an untyped actor (ps_request_all's helper).
 using PsClient = BasicPsClient<caf::event_based_actor>;
 
@@ -121,16 +136,41 @@ template <class Reply, class Msg>
 void BasicPsClient<Self>::request(const ParameterServerActorHandle& server, std::string what, Msg msg, OnReply<Reply> on_reply,
                        OnFailure on_failure) {
   auto open = track(server, what, on_failure);
-  auto on_error = [this, open, what = std::move(what), on_failure = std::move(on_failure)](caf::error& err) {
+  // An update's value a server on this host reads from this process's
+  // memory stays alive until the request settles (and past a timeout: the
+  // server may still be reading it).
+  Tensor lent;
+  if constexpr (std::is_same_v<Msg, PsApplyMsg> || std::is_same_v<Msg, PsStageMsg>)
+    lent = lend_to_server(server, msg.update, msg.remote);
+  auto on_error = [this, open, what, on_failure, lent](caf::error& err) {
+    keep_after_timeout(err, lent);
     if (!std::exchange(*open, false))
       return;
     const auto code = request_errc(err);
     on_failure(code, request_failure(*self_, what, err, code));
   };
-  if constexpr (std::is_void_v<Reply>)
+  if constexpr (std::is_same_v<Msg, PsReadMsg>) {
+    static_assert(std::is_same_v<Reply, Tensor>, "a read answers a Tensor");
+    const auto pid = cross_memory_peer(server.node());
+    msg.cross_memory = pid.has_value();
     self_->request(server, timeout_, std::move(msg))
       .then(
-        [open, on_reply = std::move(on_reply)] {
+        [server, pid, open, what, on_reply = std::move(on_reply), on_failure](PsReadReply& reply) {
+          // Released even when the request already settled: the server holds the bytes until then.
+          std::string why;
+          Tensor value = take_read_reply(server, pid, reply, why);
+          if (!std::exchange(*open, false))
+            return;
+          if (why.empty())
+            on_reply(value);
+          else
+            on_failure(Errc::data_loss, what + " failed: " + why);
+        },
+        std::move(on_error));
+  } else if constexpr (std::is_void_v<Reply>)
+    self_->request(server, timeout_, std::move(msg))
+      .then(
+        [open, on_reply = std::move(on_reply), lent] {
           if (std::exchange(*open, false))
             on_reply();
         },
