@@ -59,6 +59,14 @@ std::size_t parse_size(const char* env, std::string_view value, std::size_t min,
   return x * unit;
 }
 
+/// An unsigned integer from 0 to `max` `what` ("microseconds").
+std::size_t parse_count(const char* env, std::string_view value, std::size_t max, std::string_view what) {
+  const auto n = parse_size(env, value, 0, 1, what);
+  if (n > max)
+    reject(env, value, "at most " + std::to_string(max) + " " + std::string(what));
+  return n;
+}
+
 /// The cluster token held in the file at `path` (its first line), for tasks
 /// started by hand: a token on a command line or in a shell's history is
 /// readable by others. Refused when group or others may read the file, when
@@ -102,7 +110,7 @@ struct KnobDef {
   void (*apply)(Knobs& knobs, const char* env, std::string_view value);
 };
 
-const std::array<KnobDef, 25> knob_defs{{
+const std::array<KnobDef, 27> knob_defs{{
   {{"TROUPE_LOG", "warning",
     "Log level: error, warning, info or debug (case-insensitive)."},
    [](Knobs& k, const char* env, std::string_view v) { k.log_level = parse_level(env, v); }},
@@ -120,6 +128,16 @@ const std::array<KnobDef, 25> knob_defs{{
    [](Knobs& k, const char* env, std::string_view v) {
      k.stall_warning_seconds = parse_positive_seconds(env, v);
    }},
+  {{"TROUPE_FLIGHT_RECORDER_ENTRIES", "64",
+    "Collectives each group remembers (0 to 4096; 0 turns it off), logged as one block on a stall "
+    "warning, a timeout, a fingerprint mismatch or a lost peer."},
+   [](Knobs& k, const char* env, std::string_view v) {
+     k.flight_recorder_entries = parse_count(env, v, 4096, "collectives");
+   }},
+  {{"TROUPE_FLIGHT_RECORDER_DIR", "",
+    "A directory where each task also appends its flight recorder blocks, to "
+    "flight-<task>-<pid>.txt (empty: the log only)."},
+   [](Knobs& k, const char*, std::string_view v) { k.flight_recorder_dir = std::string(v); }},
   {{"TROUPE_FIBER_STACK_KIB", "1024",
     "Stack of each replica fiber in KiB (>= 64); reserved, and committed only as the function uses it."},
    [](Knobs& k, const char* env, std::string_view v) {
@@ -210,11 +228,7 @@ const std::array<KnobDef, 25> knob_defs{{
   {{"TROUPE_UCX_SPIN_US", "0",
     "Microseconds the UCX data plane's progress thread polls for more work before it sleeps "
     "(0 to 100000): lower latency for small collectives, at the cost of a busy core."},
-   [](Knobs& k, const char* env, std::string_view v) {
-     k.ucx_spin_us = parse_size(env, v, 0, 1, "microseconds");
-     if (k.ucx_spin_us > 100000)
-       reject(env, v, "at most 100000 microseconds");
-   }},
+   [](Knobs& k, const char* env, std::string_view v) { k.ucx_spin_us = parse_count(env, v, 100000, "microseconds"); }},
   {{"TROUPE_RING_CHUNK_KIB", "1024",
     "KiB per data-plane frame of a cross-worker ring all-reduce (>= 1): smaller chunks pipeline "
     "more finely, larger ones cost fewer messages."},

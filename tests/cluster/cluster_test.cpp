@@ -28,6 +28,7 @@
 #include "support/free_ports.hpp"
 #include "support/raw_connection.hpp"
 #include "support/skip.hpp"
+#include "support/temp_files.hpp"
 #include "support/test_process.hpp"
 
 using troupe::testing::free_ports;
@@ -428,8 +429,10 @@ TEST_CASE("a worker that skips a collective fails it on the others at once", "[c
 
 TEST_CASE("a collective a worker reaches too late warns, times out naming it, and the late worker fails too",
           "[cluster]") {
+  troupe::testing::TempDir records("troupe_flight");
   auto r = run_launcher({"--workers", "2", "--timeout-seconds", "60", "--", probe, "timeout"},
-                        {{"TROUPE_STALL_WARNING_SECONDS", "0.3"}}, std::chrono::seconds(70));
+                        {{"TROUPE_STALL_WARNING_SECONDS", "0.3"}, {"TROUPE_FLIGHT_RECORDER_DIR", records.file(".")}},
+                        std::chrono::seconds(70));
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
   auto lines = probe_lines(r.out);
@@ -438,6 +441,17 @@ TEST_CASE("a collective a worker reaches too late warns, times out naming it, an
   CHECK_THAT(find_line(lines["worker:1"], "PROBE FAILED"), Contains("failed on task worker:0"));
   CHECK_THAT(r.err, Contains("[worker:0] [troupe W") && Contains("is stalled after 0.3s across workers: task worker:1 "
                                                                 "has not issued it"));
+  // The flight recorder: worker:0's block at the stall and at the timeout,
+  // with the collective still open and whom it waits for, in its log and file.
+  CHECK_THAT(r.err, Contains("flight recorder (") && Contains(" is stalled after 0.3s): the last 1 collectives")
+                      && Contains("all_reduce(SUM) of 1 tensor, 4 bytes: open for ")
+                      && Contains(", waiting for task worker:1 has not issued it"));
+  std::string file;
+  for (const auto& entry : std::filesystem::directory_iterator(records.file(".")))
+    if (entry.path().filename().string().rfind("flight-worker-0-", 0) == 0)
+      file = troupe::testing::read_bytes(entry.path().string());
+  CHECK_THAT(file, Contains("is stalled after 0.3s") && Contains("timed out after")
+                     && Contains("waiting for task worker:1 has not issued it"));
 }
 
 TEST_CASE("a process with another cluster token is refused and named", "[cluster]") {

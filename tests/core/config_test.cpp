@@ -123,6 +123,8 @@ TEST_CASE("a bad knob value names the variable, the value and what it accepts",
     {"TROUPE_TLS", "on", R"(TROUPE_TLS="on" is invalid: expected 0 or 1)"},
     {"TROUPE_TRANSPORT", "rdma", R"(TROUPE_TRANSPORT="rdma" is invalid: expected tcp, ucx or auto)"},
     {"TROUPE_UCX_SPIN_US", "200000", R"(TROUPE_UCX_SPIN_US="200000" is invalid: expected at most 100000 microseconds)"},
+    {"TROUPE_FLIGHT_RECORDER_ENTRIES", "5000",
+     R"(TROUPE_FLIGHT_RECORDER_ENTRIES="5000" is invalid: expected at most 4096 collectives)"},
     {"TROUPE_HOST_CACHE_MIB", "-5",
      R"(TROUPE_HOST_CACHE_MIB="-5" is invalid: expected an integer >= 0 (MiB of cached host buffers))"},
     {"TROUPE_HOST_CACHE_MIB", "99999999999999999999",
@@ -183,7 +185,8 @@ TEST_CASE("the knob table lists every variable with its default and help", "[cor
   }
   CHECK(names == std::set<std::string>{
                    "TROUPE_LOG", "TROUPE_LOG_COMPONENTS", "TROUPE_COLLECTIVE_TIMEOUT_SECONDS",
-                   "TROUPE_STALL_WARNING_SECONDS", "TROUPE_FIBER_STACK_KIB",
+                   "TROUPE_STALL_WARNING_SECONDS", "TROUPE_FLIGHT_RECORDER_ENTRIES",
+                   "TROUPE_FLIGHT_RECORDER_DIR", "TROUPE_FIBER_STACK_KIB",
                    "TROUPE_LOCAL_REDUCE_SPLIT_BYTES", "TROUPE_HOST_CACHE_MIB", "TROUPE_IDLE_POLLS",
                    "TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "TROUPE_PEER_HEARTBEAT_SECONDS",
                    "TROUPE_PEER_TIMEOUT_SECONDS", "TROUPE_DATA_PORT_OFFSET", "TROUPE_CLUSTER_TOKEN", "TROUPE_CLUSTER_TOKEN_FILE",

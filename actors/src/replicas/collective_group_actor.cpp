@@ -10,6 +10,7 @@
 
 #include <troupe/actors/gpu/gpu_all_reduce.hpp>
 #include <troupe/collectives/local_all_gather.hpp>
+#include <troupe/core/config.hpp>
 #include <troupe/core/hop_trace.hpp>
 #include <troupe/core/log.hpp>
 
@@ -84,7 +85,8 @@ std::string describe_exception() {
 } // namespace
 
 CollectiveGroupActor::CollectiveGroupActor(caf::actor_config& cfg, GroupSetup setup)
-  : CollectiveGroupActorHandle::base(cfg), setup_(std::move(setup)), progress_(setup_.devices.size()) {
+  : CollectiveGroupActorHandle::base(cfg), setup_(std::move(setup)), progress_(setup_.devices.size()),
+    recorder_(knobs().flight_recorder_entries) {
 }
 
 CollectiveGroupActor::behavior_type CollectiveGroupActor::make_behavior() {
@@ -125,6 +127,8 @@ CollectiveGroupActor::behavior_type CollectiveGroupActor::make_behavior() {
         cross_->on_frame(msg.from, msg.header, msg.bytes);
     },
     [this](const PeerLostMsg& msg) {
+      if (cross_ && !msg.left)
+        dump_flight_record("task " + cross_->task_name(msg.rank) + " was lost: " + msg.why);
       if (cross_)
         cross_->on_peer_lost(msg.rank, msg.why, msg.left);
       // NCCL ranks waiting for that worker would wait out their timeout.
@@ -199,6 +203,7 @@ void CollectiveGroupActor::on_contribution(ContributionMsg& msg) {
     const auto now = clock().now();
     pending.deadline = now + setup_.timeout;
     pending.stall_at = now + std::min(setup_.stall_warning, setup_.timeout);
+    recorder_.begin(key, msg.fingerprint, now_ns());
   }
   pending.contributions[replica] = std::move(msg);
   pending.senders[replica] = std::move(sender);
@@ -423,6 +428,7 @@ void CollectiveGroupActor::deliver(const CollectiveKey& key, Pending& pending,
       return;
     }
   trace_hop(Hop::group_deliver, key.run);
+  recorder_.end(key, now_ns(), std::nullopt);
   for (size_t i = 0; i < pending.senders.size(); ++i) {
     auto result = std::make_shared<CollectiveResult>();
     result->tensors.reserve(tensors.size());
@@ -439,6 +445,9 @@ void CollectiveGroupActor::deliver(const CollectiveKey& key, Pending& pending,
 void CollectiveGroupActor::fail(const CollectiveKey& key, Pending& pending, Errc code,
                                 const std::string& why, std::exception_ptr exception) {
   TROUPE_LOG(info, "coll") << why;
+  recorder_.end(key, now_ns(), code);
+  if (code == Errc::timeout || code == Errc::key_mismatch)
+    dump_flight_record(why);
   if (cross_)
     cross_->abort(key, why); // the other workers must not wait for this one
   for (size_t i = 0; i < pending.senders.size(); ++i)

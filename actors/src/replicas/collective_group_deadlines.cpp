@@ -43,6 +43,7 @@ void CollectiveGroupActor::on_tick() {
   timer_armed_ = false;
   const auto now = clock().now();
   std::vector<CollectiveKey> expired;
+  std::vector<CollectiveKey> stalled;
   for (auto& [key, pending] : pending_) {
     if (pending.plan)
       continue;
@@ -61,8 +62,11 @@ void CollectiveGroupActor::on_tick() {
         TROUPE_LOG(warning, "coll") << describe(key) << " is stalled after "
                                     << seconds(setup_.stall_warning) << ": waiting for "
                                     << replica_list(missing) << "; " << who_sent_what(pending);
+      stalled.push_back(key);
     }
   }
+  for (const auto& key : stalled)
+    dump_flight_record(describe(key) + " is stalled after " + seconds(setup_.stall_warning));
   for (const auto& key : expired) {
     auto& pending = pending_.at(key);
     if (pending.cross) {

@@ -11,6 +11,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include <troupe/collectives/cross_worker_collectives.hpp>
+#include <troupe/collectives/flight_recorder.hpp>
 #include <troupe/collectives/progress_tracker.hpp>
 #include <troupe/net/link/frame_sender.hpp>
 #include <troupe/net/link/link_messages.hpp>
@@ -110,6 +111,14 @@ private:
   bool fail_if_skipped(const CollectiveKey& key, Pending& pending);
   void arm_timer();
 
+  /// Logs the flight recorder's block (and appends it to
+  /// TROUPE_FLIGHT_RECORDER_DIR's file): something went wrong, `why`.
+  void dump_flight_record(const std::string& why);
+  /// What open collective `key` waits for, in the flight recorder's words.
+  [[nodiscard]] std::string waiting_for(const CollectiveKey& key) const;
+  /// The actor clock in nanoseconds (virtual time in simulation).
+  [[nodiscard]] int64_t now_ns();
+
   [[nodiscard]] std::string who_sent_what(const Pending& pending) const;
   /// "replica 2", "replicas 0, 3".
   [[nodiscard]] static std::string replica_list(const std::vector<int>& ids);
@@ -123,6 +132,7 @@ private:
   std::unique_ptr<GpuCollectives> gpu_;  ///< made at the first collective of GPU tensors
   /// Across workers: the latest collectives handed to NCCL, and their communicator.
   std::map<CollectiveKey, std::string> agreed_on_;
+  FlightRecorder recorder_;
 };
 
 } // namespace troupe::internal
