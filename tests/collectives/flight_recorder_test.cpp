@@ -31,8 +31,10 @@ std::size_t count(const std::string& text, const std::string& what) {
 TEST_CASE("the flight recorder keeps the last K collectives and says how each ended", "[collectives][flight]") {
   FlightRecorder recorder(3);
   REQUIRE(recorder.enabled());
+  CHECK(recorder.size() == 0);
   for (uint32_t seq = 0; seq < 5; ++seq)
     recorder.begin(CollectiveKey{1, 7, seq}, sum_of(256), 1'000'000 * seq);
+  CHECK(recorder.size() == 3);
   recorder.end(CollectiveKey{1, 7, 2}, 2'500'000, std::nullopt);
   recorder.end(CollectiveKey{1, 7, 3}, 4'000'000, Errc::timeout);
   const auto waiting = [](const CollectiveKey& key) { return "rank " + std::to_string(key.seq); };
@@ -53,6 +55,7 @@ TEST_CASE("a flight recorder of no entries records nothing", "[collectives][flig
   CHECK_FALSE(off.enabled());
   off.begin(CollectiveKey{1, 1, 0}, sum_of(4), 0);
   off.end(CollectiveKey{1, 1, 0}, 1, std::nullopt);
+  CHECK(off.size() == 0);
   CHECK_THAT(off.render("why", nullptr, 2), Contains("the last 0 collectives"));
   CHECK(write_flight_record("", "worker:0", "block").empty()); // no directory: the log only
   CHECK_THAT(write_flight_record("/nonexistent/troupe", "worker:0", "block"), Contains("cannot open"));

@@ -31,7 +31,7 @@ std::string CollectiveGroupActor::waiting_for(const CollectiveKey& key) const {
 }
 
 void CollectiveGroupActor::dump_flight_record(const std::string& why) {
-  if (!recorder_.enabled())
+  if (recorder_.size() == 0) // off, or this group ran no collective: nothing to tell
     return;
   const auto block = recorder_.render(why, [this](const CollectiveKey& key) { return waiting_for(key); }, now_ns());
   TROUPE_LOG(warning, "coll") << block;

@@ -26,6 +26,8 @@ public:
   explicit FlightRecorder(std::size_t capacity);
 
   [[nodiscard]] bool enabled() const noexcept { return !ring_.empty(); }
+  /// Collectives held (at most the capacity).
+  [[nodiscard]] std::size_t size() const noexcept { return count_; }
   /// `key` started (its first contribution arrived) at `now_ns`.
   void begin(const CollectiveKey& key, const CollectiveFingerprint& fp, int64_t now_ns);
   /// `key` ended at `now_ns`: delivered, or failed with `failure`.
