@@ -42,6 +42,14 @@ Tensor ramp(int64_t n, float start) {
   return Tensor::from_vector(v);
 }
 
+/// Stops the server at the end of the test, whatever happened: its lease
+/// timers would keep it, and the runtime's end, waiting otherwise
+/// (PsCluster stops its server the same way).
+struct StopAtEnd {
+  caf::actor actor;
+  ~StopAtEnd() { caf::anon_send_exit(actor, caf::exit_reason::user_shutdown); }
+};
+
 PsStats stats_of(Runtime& rt, const ParameterServerActorHandle& ps) {
   return ps_request_all<PsStats>(rt.impl(), std::vector<PsRequest<PsStatsMsg>>{{ps, "stats", PsStatsMsg{}}}, "stats",
                                  false)
@@ -54,7 +62,9 @@ PsStats stats_of(Runtime& rt, const ParameterServerActorHandle& ps) {
 TEST_CASE("a cross-memory tensor is read whole from the process it names, and checked before anything is allocated",
           "[actors][ps][cross-memory]") {
   const auto source = ramp(100000, 1.0f);
-  const auto remote = cross_memory_of(source);
+  CrossMemoryTensor remote;
+  auto loan = lend(source, remote);
+  REQUIRE(loan);
   REQUIRE(remote.bytes == source.nbytes());
   Tensor out;
   REQUIRE(take_cross_memory(::getpid(), remote, &source, out).empty());
@@ -62,7 +72,9 @@ TEST_CASE("a cross-memory tensor is read whole from the process it names, and ch
   CHECK_FALSE(out.shares_buffer_with(source));
 
   // Small, empty or device tensors travel in the message.
-  CHECK(cross_memory_of(ramp(100, 0.0f)).bytes == 0);
+  CrossMemoryTensor none;
+  CHECK_FALSE(lend(ramp(100, 0.0f), none));
+  CHECK(none.bytes == 0);
   CHECK(cross_memory_of(Tensor{}).bytes == 0);
 
   auto lying = remote;
@@ -70,28 +82,45 @@ TEST_CASE("a cross-memory tensor is read whole from the process it names, and ch
   CHECK_THAT(take_cross_memory(::getpid(), lying, nullptr, out), Contains("does not hold 400004 bytes"));
   auto other_shape = remote;
   other_shape.dims = {50000, 2};
-  CHECK_THAT(take_cross_memory(::getpid(), other_shape, &source, out), Contains("its tensor is float32 (50000, 2), the shard float32 (100000,)"));
+  CHECK_THAT(take_cross_memory(::getpid(), other_shape, &source, out),
+             Contains("its tensor is float32 (50000, 2), the shard float32 (100000,)"));
   auto unknown = remote;
   unknown.dtype = 200;
   CHECK_THAT(take_cross_memory(::getpid(), unknown, nullptr, out), Contains("unknown dtype code 200"));
   auto unmapped = remote;
   unmapped.address = 4096; // the zero page: never mapped
   CHECK_THAT(take_cross_memory(::getpid(), unmapped, nullptr, out), Contains("process_vm_readv of 400000 bytes"));
+  auto unlent = remote;
+  unlent.lease = 0;
+  CHECK_THAT(take_cross_memory(::getpid(), unlent, nullptr, out), Contains("without the sender's loan"));
+  CHECK_FALSE(out.valid());
+
+  // Taken back: a reader that comes late gets an error, not what the memory holds next.
+  const auto open_before = CrossMemoryLoan::open_count();
+  loan.reset();
+  CHECK(CrossMemoryLoan::open_count() == open_before - 1);
+  CHECK_THAT(take_cross_memory(::getpid(), remote, &source, out), Contains("had taken the value back"));
   CHECK_FALSE(out.valid());
 }
 
-TEST_CASE("read leases are unique, released by name, and bounded", "[actors][ps][cross-memory]") {
-  ReadLeases leases;
-  const auto a = leases.hold(ramp(10, 0.0f));
-  const auto b = leases.hold(ramp(10, 0.0f));
-  CHECK(a != 0);
-  CHECK(b != a);
-  leases.release(a);
-  leases.release(a); // twice: the timer's release after the reader's
-  CHECK(leases.size() == 1);
-  while (leases.size() < ReadLeases::max_held)
-    REQUIRE(leases.hold(ramp(1, 0.0f)) != 0);
-  CHECK(leases.hold(ramp(1, 0.0f)) == 0);
+TEST_CASE("read leases are loans, released by name, and bounded", "[actors][ps][cross-memory]") {
+  const auto open_before = CrossMemoryLoan::open_count();
+  {
+    ReadLeases leases;
+    const auto a = leases.hold(ramp(10, 0.0f));
+    const auto b = leases.hold(ramp(10, 0.0f));
+    CHECK(a.token != 0);
+    CHECK(b.token != a.token);
+    CHECK(CrossMemoryLoan::open_count() == open_before + 2);
+    leases.release(a.token);
+    leases.release(a.token); // twice: the timer's release after the reader's
+    CHECK(leases.size() == 1);
+    CHECK(CrossMemoryLoan::open_count() == open_before + 1);
+    while (leases.size() < ReadLeases::max_held)
+      REQUIRE(leases.hold(ramp(1, 0.0f)).token != 0);
+    CHECK(leases.hold(ramp(1, 0.0f)).token == 0);
+  }
+  CHECK(CrossMemoryLoan::open_count() == open_before); // the server's end closes the rest
 }
 
 TEST_CASE("parameter-server reads and updates between tasks on one host go through the sender's memory",
@@ -99,6 +128,7 @@ TEST_CASE("parameter-server reads and updates between tasks on one host go throu
   Runtime rt(RuntimeOptions{});
   auto& sys = rt.impl().system();
   auto ps = sys.spawn<ParameterServerActor>(ParameterServerOptions{"ps:0"});
+  const StopAtEnd stop{caf::actor_cast<caf::actor>(ps)};
   const ShardKey key{1, 0, 0};
   const auto initial = ramp(1 << 18, 1.0f); // 1 MiB
   (void)ps_request_all<void>(rt.impl(),
@@ -136,12 +166,14 @@ TEST_CASE("parameter-server reads and updates between tasks on one host go throu
     CHECK(reply.remote.bytes == 0);
   }
   // And an update lends its value instead of carrying it.
-  ShardUpdate lent_update{key, UpdateOp::ASSIGN_ADD, ramp(1 << 18, 0.0f), {}};
+  const auto value = ramp(1 << 18, 0.0f);
+  ShardUpdate lent_update{key, UpdateOp::ASSIGN_ADD, value, {}};
   CrossMemoryTensor remote;
   const auto lent = lend_to_server(ps, lent_update, remote);
-  CHECK(lent.valid());
+  CHECK(lent);
   CHECK_FALSE(lent_update.value.valid());
-  CHECK(remote.address == reinterpret_cast<uintptr_t>(lent.raw_data()));
+  CHECK(remote.address == reinterpret_cast<uintptr_t>(value.raw_data()));
+  CHECK(remote.lease != 0);
 
   // An immediate update and a staged one: the server reads each value out of this process.
   const auto delta = ramp(1 << 18, 0.5f);
@@ -162,14 +194,13 @@ TEST_CASE("parameter-server reads and updates between tasks on one host go throu
     rt.impl(), std::vector<PsRequest<PsReadMsg>>{{ps, "read", PsReadMsg{key, attempt}}}, "read", false);
   CHECK(staged_read.at(0).value().to_vector<float>() == d);
   CHECK(read().to_vector<float>() == want); // not committed
-  // Its lease timers would keep it alive past the runtime: PsCluster stops its server the same way.
-  caf::anon_send_exit(ps, caf::exit_reason::user_shutdown);
 }
 
 TEST_CASE("an update that points into another process's memory is refused by a server that may not read it",
           "[actors][ps][cross-memory]") {
   Runtime rt(RuntimeOptions{});
   auto ps = rt.impl().system().spawn<ParameterServerActor>(ParameterServerOptions{"ps:0"});
+  const StopAtEnd stop{caf::actor_cast<caf::actor>(ps)};
   const ShardKey key{1, 0, 0};
   const auto initial = ramp(1 << 16, 1.0f);
   (void)ps_request_all<void>(rt.impl(),
@@ -177,9 +208,8 @@ TEST_CASE("an update that points into another process's memory is refused by a s
                              "create", false);
   // Not registered as readable: a forged reference is an error, not a read.
   PsApplyMsg forged{ShardUpdate{key, UpdateOp::ASSIGN, Tensor{}, {}}};
-  forged.remote = cross_memory_of(initial);
+  const auto loan = lend(initial, forged.remote);
   CHECK_THROWS_WITH(ps_request_all<void>(rt.impl(), std::vector<PsRequest<PsApplyMsg>>{{ps, "forged", forged}},
                                          "forged", false),
                     Contains("points into another process's memory, which this server may not read"));
-  caf::anon_send_exit(ps, caf::exit_reason::user_shutdown);
 }

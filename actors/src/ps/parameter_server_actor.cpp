@@ -306,8 +306,11 @@ caf::result<PsReadReply> ParameterServerActor::on_read(const PsReadMsg& msg) {
   // never does, twice its request's timeout).
   if (msg.cross_memory && current_sender() && cross_memory_peer(current_sender()->node())) {
     reply.remote = cross_memory_of(*value);
-    if (reply.remote.bytes > 0)
-      reply.remote.lease = leases_.hold(*value);
+    if (reply.remote.bytes > 0) {
+      const auto loan = leases_.hold(*value);
+      reply.remote.lease = loan.token;
+      reply.remote.slot_address = loan.slot_address;
+    }
     if (reply.remote.lease != 0) {
       delayed_send(this, 2 * ps_request_timeout(), PsReleaseMsg{reply.remote.lease});
       return reply;

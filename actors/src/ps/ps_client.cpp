@@ -1,8 +1,6 @@
 #include <troupe/actors/ps/ps_client.hpp>
 
 #include <chrono>
-#include <deque>
-#include <mutex>
 
 #include <caf/actor_system.hpp>
 #include <caf/local_actor.hpp>
@@ -28,26 +26,14 @@ std::string lost_server_failure(caf::local_actor& self, const std::string& what,
          + "): its task was lost";
 }
 
-Tensor lend_to_server(const ParameterServerActorHandle& server, ShardUpdate& update, CrossMemoryTensor& remote) {
+std::shared_ptr<const void> lend_to_server(const ParameterServerActorHandle& server, ShardUpdate& update,
+                                           CrossMemoryTensor& remote) {
   if (!cross_memory_peer(server.node()))
-    return {};
-  remote = cross_memory_of(update.value);
-  if (remote.bytes == 0)
-    return {};
-  return std::exchange(update.value, Tensor{});
-}
-
-void keep_after_timeout(const caf::error& err, const Tensor& lent) {
-  if (!lent.valid() || request_errc(err) != Errc::timeout)
-    return;
-  // A server that answers this late is failing anyway; the last few such
-  // values stay mapped so that it never reads freed memory meanwhile.
-  static std::mutex mutex;
-  static std::deque<Tensor> kept;
-  std::lock_guard<std::mutex> lock(mutex);
-  kept.push_back(lent);
-  if (kept.size() > 16)
-    kept.pop_front();
+    return nullptr;
+  auto loan = lend(update.value, remote);
+  if (loan)
+    update.value = Tensor{};
+  return loan;
 }
 
 Tensor take_read_reply(const ParameterServerActorHandle& server, std::optional<int32_t> pid, PsReadReply& reply,

@@ -55,24 +55,64 @@ std::string take_cross_memory(int32_t pid, const CrossMemoryTensor& remote, cons
   if (like != nullptr && (like->dtype() != dtype || like->shape().dims() != remote.dims))
     return "its tensor is " + std::string{name(dtype)} + " " + Shape{remote.dims}.to_string() + ", the shard "
            + std::string{name(like->dtype())} + " " + like->shape().to_string();
+  if (remote.lease == 0 || remote.slot_address == 0)
+    return "its tensor comes without the sender's loan";
   try {
     out = Tensor::empty(Shape{remote.dims}, dtype);
   } catch (const std::bad_alloc&) {
     return "no memory for its " + std::to_string(remote.bytes) + "-byte tensor";
   }
-  if (auto why = read_cross_memory(pid, remote.address, out.mutable_raw_data(), remote.bytes); !why.empty()) {
+  if (auto why = read_lent_memory(pid, remote.address, out.mutable_raw_data(), remote.bytes, remote.slot_address,
+                                  remote.lease);
+      !why.empty()) {
     out = Tensor{};
     return why;
   }
   return {};
 }
 
-uint64_t ReadLeases::hold(Tensor value) {
+CrossMemoryLoan ReadLeases::hold(Tensor value) {
   if (held_.size() >= max_held)
-    return 0;
-  const uint64_t lease = ++next_;
-  held_.emplace(lease, std::move(value));
-  return lease;
+    return {};
+  const auto loan = CrossMemoryLoan::open();
+  if (loan.token != 0)
+    held_.emplace(loan.token, std::move(value));
+  return loan;
+}
+
+void ReadLeases::release(uint64_t lease) {
+  // The loan closes before the value may be freed (see CrossMemoryLoan).
+  if (auto i = held_.find(lease); i != held_.end()) {
+    CrossMemoryLoan::close(lease);
+    held_.erase(i);
+  }
+}
+
+ReadLeases::~ReadLeases() {
+  for (const auto& [lease, value] : held_)
+    CrossMemoryLoan::close(lease);
+}
+
+std::shared_ptr<const void> lend(const Tensor& value, CrossMemoryTensor& remote) {
+  remote = cross_memory_of(value);
+  if (remote.bytes == 0)
+    return nullptr;
+  const auto loan = CrossMemoryLoan::open();
+  if (loan.token == 0) {
+    remote = {};
+    return nullptr;
+  }
+  remote.lease = loan.token;
+  remote.slot_address = loan.slot_address;
+  struct Lent {
+    Lent(Tensor v, uint64_t t) : value(std::move(v)), token(t) {}
+    Lent(const Lent&) = delete; // one owner closes the loan, once
+    Lent& operator=(const Lent&) = delete;
+    ~Lent() { CrossMemoryLoan::close(token); } // before `value` goes
+    Tensor value;
+    uint64_t token;
+  };
+  return std::make_shared<Lent>(value, loan.token);
 }
 
 } // namespace troupe::internal

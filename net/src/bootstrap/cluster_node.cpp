@@ -199,6 +199,7 @@ void ClusterNode::join() {
   hello.ucx_error = ucx_offer.error;
   hello.shm_domain = shared_memory_domain();
   hello.transport = k.transport;
+  hello.cross_memory = k.transport != "tcp" && !k.tls && cross_memory_attach_works();
   // Every data-plane task's offer, this one's first: the transport is chosen from them.
   std::map<int, TransportOffer> offers;
   const auto offer_of = [](const HelloMsg& h) {
@@ -207,11 +208,10 @@ void ClusterNode::join() {
   offers[member_index_] = offer_of(hello);
   // The members whose memory this task may read (parameter-server bulk
   // bytes): same boot, namespaces and user, by their hellos, which came over
-  // the authenticated control plane.
+  // the authenticated control plane, and reading others too.
   std::map<caf::node_id, int32_t> readable;
-  const bool may_read_others = k.transport != "tcp" && !k.tls && cross_memory_attach_works();
   const auto note_readable = [&](const HelloMsg& h, const NodeActorHandle& node) {
-    if (may_read_others && node && h.pid > 0 && h.shm_domain == hello.shm_domain)
+    if (may_read_each_other(hello, h) && node)
       readable[node.node()] = h.pid;
   };
   // A parameter-server coordinator goes on with the workers it has, so a

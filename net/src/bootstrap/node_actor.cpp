@@ -1,6 +1,7 @@
 #include <troupe/net/bootstrap/node_actor.hpp>
 
 #include <troupe/net/auth/refusal_log.hpp>
+#include <troupe/net/link/cross_memory.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -254,6 +255,9 @@ void NodeActor::take_back(const HelloMsg& hello) {
   TROUPE_LOG(info, "net") << "task " << setup_.me.task << " took task " << task << " back: its process was restarted"
                           << " (pid " << peers_[rank].pid << " before, " << hello.pid << " now)";
   add_peer(hello.node, hello);
+  // Its memory is read as its first process's was (parameter-server bytes).
+  if (hello.node && may_read_each_other(setup_.me, hello))
+    CrossMemoryPeers::add(hello.node.node(), hello.pid);
   for (const auto& watcher : watchers_)
     caf::anon_send(watcher, TaskJoinedMsg{task, hello.node});
 }

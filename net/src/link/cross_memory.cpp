@@ -1,7 +1,12 @@
 #include <troupe/net/link/cross_memory.hpp>
 
+#include <troupe/net/bootstrap/cluster_types.hpp>
+
+#include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 
 #include <poll.h>
@@ -57,6 +62,22 @@ void CrossMemoryPeers::set(std::map<caf::node_id, int32_t> pids) {
   }
 }
 
+void CrossMemoryPeers::add(const caf::node_id& node, int32_t pid) {
+  std::lock_guard<std::mutex> lock(peers_mutex);
+  const int fd = open_pidfd(pid);
+  if (fd < 0)
+    return;
+  if (auto old = pidfds().find(pid); old != pidfds().end())
+    ::close(old->second);
+  pidfds()[pid] = fd;
+  peers()[node] = pid;
+}
+
+bool may_read_each_other(const HelloMsg& a, const HelloMsg& b) {
+  return a.cross_memory && b.cross_memory && a.pid > 0 && b.pid > 0 && !a.shm_domain.empty()
+         && a.shm_domain == b.shm_domain;
+}
+
 void CrossMemoryPeers::clear() {
   std::lock_guard<std::mutex> lock(peers_mutex);
   close_pidfds();
@@ -100,7 +121,62 @@ std::string read_cross_memory(int32_t pid, uint64_t address, void* out, std::siz
   return {};
 }
 
+namespace {
+
+// The loan slots: never freed, so a reader may read any of them at any time.
+constexpr std::size_t loan_slots = 4096;
+std::array<std::atomic<uint64_t>, loan_slots> slots{};
+std::atomic<uint64_t> next_generation{1};
+std::atomic<std::size_t> next_slot{0};
+std::atomic<std::size_t> open_loans{0};
+
+} // namespace
+
+CrossMemoryLoan CrossMemoryLoan::open() {
+  // The token names its slot (low 12 bits) and a generation (never 0).
+  for (std::size_t tries = 0; tries < loan_slots; ++tries) {
+    const auto index = next_slot.fetch_add(1, std::memory_order_relaxed) % loan_slots;
+    const uint64_t token = (next_generation.fetch_add(1, std::memory_order_relaxed) << 12) | index;
+    uint64_t free = 0;
+    if (slots[index].compare_exchange_strong(free, token, std::memory_order_seq_cst)) {
+      open_loans.fetch_add(1, std::memory_order_relaxed);
+      return {token, reinterpret_cast<uintptr_t>(&slots[index])};
+    }
+  }
+  return {};
+}
+
+void CrossMemoryLoan::close(uint64_t token) {
+  if (token == 0)
+    return;
+  uint64_t expected = token;
+  if (slots[token % loan_slots].compare_exchange_strong(expected, 0, std::memory_order_seq_cst))
+    open_loans.fetch_sub(1, std::memory_order_relaxed);
+}
+
+std::size_t CrossMemoryLoan::open_count() {
+  return open_loans.load(std::memory_order_relaxed);
+}
+
+std::string read_lent_memory(int32_t pid, uint64_t address, void* out, std::size_t bytes, uint64_t slot_address,
+                             uint64_t token) {
+  if (auto why = read_cross_memory(pid, address, out, bytes); !why.empty())
+    return why;
+  uint64_t now = 0;
+  if (auto why = read_cross_memory(pid, slot_address, &now, sizeof now); !why.empty())
+    return "reading the loan's slot: " + why;
+  if (now != token)
+    return "the sender had taken the value back before it was read (its request had ended)";
+  return {};
+}
+
 bool cross_memory_attach_works() {
+  // Yama: 0 lets a process read any of its user's; 1 and above only its
+  // descendants (or none), and the tasks of a cluster are siblings.
+  std::ifstream scope("/proc/sys/kernel/yama/ptrace_scope");
+  int level = 0;
+  if (scope >> level && level != 0)
+    return false;
   int source = 42;
   int target = 0;
   return read_cross_memory(::getpid(), reinterpret_cast<uintptr_t>(&source), &target, sizeof target).empty()

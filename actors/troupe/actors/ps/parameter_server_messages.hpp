@@ -130,8 +130,12 @@ struct CrossMemoryTensor {
   uint64_t bytes = 0;
   uint8_t dtype = 0;
   std::vector<int64_t> dims;
-  /// A read's: the server holds the bytes until PsReleaseMsg names it.
+  /// The sender's loan (net/link/cross_memory.hpp): the reader checks, after
+  /// copying, that the token is still in the sender's slot at `slot_address`
+  /// (else the value was taken back and the copy is refused). A read's
+  /// server also holds the bytes until PsReleaseMsg names the token.
   uint64_t lease = 0;
+  uint64_t slot_address = 0;
 };
 
 template <class Inspector>
@@ -143,7 +147,7 @@ typename Inspector::result_type inspect(Inspector& f, CrossMemoryTensor& x) {
     return caf::error{};
   };
   return f(caf::meta::type_name("troupe::CrossMemoryTensor"), x.address, x.bytes, x.dtype, x.dims, x.lease,
-           caf::meta::load_callback(check));
+           x.slot_address, caf::meta::load_callback(check));
 }
 
 /// One change to one shard. Sending the change (a delta, a gradient) rather

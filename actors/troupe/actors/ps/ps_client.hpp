@@ -116,12 +116,9 @@ private:
 
 /// Sets `remote` (and empties `update`'s value) when `server` runs on this
 /// host and the value is worth reading from this process's memory; returns
-/// the value, which must outlive the request.
-[[nodiscard]] Tensor lend_to_server(const ParameterServerActorHandle& server, ShardUpdate& update,
-                                    CrossMemoryTensor& remote);
-/// A request that timed out may still be served: its lent value is kept for
-/// a while (a bounded number of them) instead of being freed at once.
-void keep_after_timeout(const caf::error& err, const Tensor& lent);
+/// the loan (ps_cross_memory.hpp's lend), to keep while the request lives.
+[[nodiscard]] std::shared_ptr<const void> lend_to_server(const ParameterServerActorHandle& server,
+                                                         ShardUpdate& update, CrossMemoryTensor& remote);
 /// The read's value: from the reply, or read out of the server's memory
 /// (`pid`, when this client allowed it) and released there; `why` says what
 /// went wrong.
@@ -137,13 +134,12 @@ void BasicPsClient<Self>::request(const ParameterServerActorHandle& server, std:
                        OnFailure on_failure) {
   auto open = track(server, what, on_failure);
   // An update's value a server on this host reads from this process's
-  // memory stays alive until the request settles (and past a timeout: the
-  // server may still be reading it).
-  Tensor lent;
+  // memory stays lent while the request's handlers live; after that a late
+  // server's read is refused by the loan, never served from reused memory.
+  std::shared_ptr<const void> lent;
   if constexpr (std::is_same_v<Msg, PsApplyMsg> || std::is_same_v<Msg, PsStageMsg>)
     lent = lend_to_server(server, msg.update, msg.remote);
   auto on_error = [this, open, what, on_failure, lent](caf::error& err) {
-    keep_after_timeout(err, lent);
     if (!std::exchange(*open, false))
       return;
     const auto code = request_errc(err);

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -16,6 +17,7 @@
 
 #include <troupe/actors/ps/parameter_server_messages.hpp>
 #include <troupe/core/tensor.hpp>
+#include <troupe/net/link/cross_memory.hpp>
 
 namespace troupe::internal {
 
@@ -35,22 +37,36 @@ namespace troupe::internal {
 [[nodiscard]] std::string take_cross_memory(int32_t pid, const CrossMemoryTensor& remote, const Tensor* like,
                                             Tensor& out);
 
-/// The values a parameter server holds for readers that read them from its
-/// memory, until each reader's PsReleaseMsg (or the request timeout).
+/// Lends `value` for a reader in another process: fills `remote` (address,
+/// size, and an open CrossMemoryLoan) and returns what keeps the value and
+/// the loan alive; dropping it closes the loan, then frees the value. Null
+/// (and `remote` empty: send the bytes in the message) when the value is
+/// small, not on the host, or no loan slot is free.
+[[nodiscard]] std::shared_ptr<const void> lend(const Tensor& value, CrossMemoryTensor& remote);
+
+/// The values a parameter server lends to readers that read them from its
+/// memory, until each reader's PsReleaseMsg (or twice the request timeout).
+/// Each is a CrossMemoryLoan: a reader that comes after the release gets an
+/// error, never the memory's next contents.
 class ReadLeases {
 public:
   /// The most values held at once: past it, readers get the bytes in the
   /// message (memory stays bounded when readers die before releasing).
   static constexpr std::size_t max_held = 256;
 
-  /// Holds `value`; 0 when full.
-  [[nodiscard]] uint64_t hold(Tensor value);
-  void release(uint64_t lease) { held_.erase(lease); }
+  ReadLeases() = default;
+  ReadLeases(const ReadLeases&) = delete;
+  ReadLeases& operator=(const ReadLeases&) = delete;
+  ~ReadLeases();
+
+  /// Holds `value` under a new loan; token 0 when full.
+  [[nodiscard]] CrossMemoryLoan hold(Tensor value);
+  /// Closes the loan, then drops the value (a token held no more: nothing).
+  void release(uint64_t lease);
   [[nodiscard]] std::size_t size() const noexcept { return held_.size(); }
 
 private:
   std::map<uint64_t, Tensor> held_;
-  uint64_t next_ = 0;
 };
 
 } // namespace troupe::internal

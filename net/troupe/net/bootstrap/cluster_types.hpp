@@ -45,6 +45,10 @@ struct HelloMsg {
   std::string ucx_error;
   std::string shm_domain;
   std::string transport; ///< its TROUPE_TRANSPORT
+  /// The sender reads other members' memory (net/link/cross_memory.hpp): a
+  /// member is read only when both sides do, so that neither lends to one
+  /// that cannot read it.
+  bool cross_memory = false;
 
   /// Bounds for the decoder: a UCX worker address of shared-memory
   /// transports is a few hundred bytes.
@@ -60,7 +64,7 @@ typename Inspector::result_type inspect(Inspector& f, HelloMsg& x) {
            bounded(x.ucx_nonce, HelloMsg::max_ucx_bytes, "a hello's UCX nonce"),
            bounded(x.ucx_error, HelloMsg::max_text_bytes, "a hello's UCX error"),
            bounded(x.shm_domain, HelloMsg::max_text_bytes, "a hello's shared-memory domain"),
-           bounded(x.transport, HelloMsg::max_text_bytes, "a hello's transport"));
+           bounded(x.transport, HelloMsg::max_text_bytes, "a hello's transport"), x.cross_memory);
 }
 
 /// Task -> the node actor of another task (request): the actor published
