@@ -177,23 +177,33 @@ TEST_CASE("parameter-server reads and updates between tasks on one host go throu
 
   // An immediate update and a staged one: the server reads each value out of this process.
   const auto delta = ramp(1 << 18, 0.5f);
-  (void)ps_request_all<void>(
-    rt.impl(), std::vector<PsRequest<PsApplyMsg>>{{ps, "add", PsApplyMsg{ShardUpdate{key, UpdateOp::ASSIGN_ADD, delta, {}}}}},
-    "add", false);
+  // One update through PsClient, as ShardedVariable sends it.
+  const auto apply = [&](const char* what, const ShardUpdate& update) {
+    (void)ps_request_all<void>(rt.impl(), std::vector<PsRequest<PsApplyMsg>>{{ps, what, PsApplyMsg{update}}}, what,
+                               false);
+  };
+  apply("add", ShardUpdate{key, UpdateOp::ASSIGN_ADD, delta, {}});
   auto want = initial.to_vector<float>();
   const auto d = delta.to_vector<float>();
   for (std::size_t i = 0; i < want.size(); ++i)
     want[i] += d[i];
   CHECK(read().to_vector<float>() == want);
   const AttemptId attempt{1, 1};
-  (void)ps_request_all<void>(
-    rt.impl(),
-    std::vector<PsRequest<PsStageMsg>>{{ps, "stage", PsStageMsg{attempt, 0, ShardUpdate{key, UpdateOp::ASSIGN, delta, {}}}}},
-    "stage", false);
+  const PsStageMsg stage{attempt, 0, ShardUpdate{key, UpdateOp::ASSIGN, delta, {}}};
+  (void)ps_request_all<void>(rt.impl(), std::vector<PsRequest<PsStageMsg>>{{ps, "stage", stage}}, "stage", false);
   auto staged_read = ps_request_all<Tensor>(
     rt.impl(), std::vector<PsRequest<PsReadMsg>>{{ps, "read", PsReadMsg{key, attempt}}}, "read", false);
   CHECK(staged_read.at(0).value().to_vector<float>() == d);
   CHECK(read().to_vector<float>() == want); // not committed
+
+  // A lent update of another shape is named like any other mismatch, unread.
+  try {
+    apply("misfit", ShardUpdate{key, UpdateOp::ASSIGN_ADD, ramp(1 << 17, 0.0f), {}});
+    FAIL("a misfit update was applied");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::shape_mismatch);
+    CHECK_THAT(e.what(), Contains("the update is float32 (131072,) but the shard is"));
+  }
 }
 
 TEST_CASE("an update that points into another process's memory is refused by a server that may not read it",

@@ -333,8 +333,24 @@ caf::error ParameterServerActor::resolve_remote(ShardUpdate& update, CrossMemory
   if (shard == shards_.end())
     return make_error(Errc::not_found, std::string{context} + ": there is no " + to_string(update.key)
                                          + " on this server to update");
+  // A mismatch is named as checked_target names one (the update's value is
+  // not read at all then).
+  const Tensor& like = shard->second.value;
+  const std::string what = std::string{context} + " " + to_string(update.op) + " on " + describe(update.key);
+  const std::string lent = (remote.dtype <= static_cast<uint8_t>(last_dtype)
+                              ? std::string{troupe::name(static_cast<DType>(remote.dtype))}
+                              : "dtype code " + std::to_string(remote.dtype))
+                           + " " + Shape{remote.dims}.to_string();
+  if (remote.dtype != static_cast<uint8_t>(like.dtype()))
+    return make_error(Errc::dtype_mismatch, what + ": the update is " + lent + " but the shard is "
+                                              + describe_tensor(like) + "; cast it to "
+                                              + std::string{troupe::name(like.dtype())} + " first");
+  if (remote.dims != like.shape().dims())
+    return make_error(Errc::shape_mismatch, what + ": the update is " + lent + " but the shard is "
+                                              + describe_tensor(like)
+                                              + "; send one tensor of the shard's shape per shard");
   Tensor value;
-  if (auto why = take_cross_memory(*pid, remote, &shard->second.value, value); !why.empty())
+  if (auto why = take_cross_memory(*pid, remote, &like, value); !why.empty())
     return make_error(Errc::data_loss, std::string{context} + " update of " + describe(update.key)
                                          + ": its value could not be read from the sender's memory: " + why);
   update.value = std::move(value);

@@ -82,8 +82,11 @@ void UcxTransport::Impl::shutdown() {
     else
       thread_.join();
   }
-  // A sender on its own thread may still be inside send_inline.
-  std::lock_guard<std::mutex> worker(worker_mu_);
+  // A sender on its own thread may still be inside send_inline (the
+  // progress thread itself, were it ever here, already holds the mutex).
+  std::unique_lock<std::mutex> worker(worker_mu_, std::defer_lock);
+  if (progress_thread_of != this)
+    worker.lock();
   closing_ = true; // the worker's last callbacks (closing endpoints) report nothing
   events_ = UcxEvents{};
 }
