@@ -304,7 +304,7 @@ caf::result<PsReadReply> ParameterServerActor::on_read(const PsReadMsg& msg) {
   // A reader on this host that allows it reads a large value out of this
   // process's memory; the value is held until it says it is done (or, if it
   // never does, twice its request's timeout).
-  if (msg.cross_memory && current_sender() && cross_memory_peer(current_sender()->node())) {
+  if (msg.cross_memory && current_sender() && CrossMemoryPeers::pid_of(current_sender()->node())) {
     reply.remote = cross_memory_of(*value);
     if (reply.remote.bytes > 0) {
       const auto loan = leases_.hold(*value);
@@ -324,7 +324,7 @@ caf::result<PsReadReply> ParameterServerActor::on_read(const PsReadMsg& msg) {
 caf::error ParameterServerActor::resolve_remote(ShardUpdate& update, CrossMemoryTensor& remote, const char* context) {
   if (remote.bytes == 0)
     return caf::none;
-  const auto pid = current_sender() ? cross_memory_peer(current_sender()->node()) : std::nullopt;
+  const auto pid = current_sender() ? CrossMemoryPeers::pid_of(current_sender()->node()) : std::nullopt;
   if (!pid)
     return make_error(Errc::invalid_argument, std::string{context} + " update of " + describe(update.key)
                                                 + " points into another process's memory, which this server may "

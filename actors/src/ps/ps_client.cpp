@@ -6,7 +6,6 @@
 #include <caf/local_actor.hpp>
 #include <caf/send.hpp>
 
-#include <troupe/actors/runtime/request_error.hpp>
 #include <troupe/core/config.hpp>
 
 namespace troupe::internal {
@@ -28,7 +27,7 @@ std::string lost_server_failure(caf::local_actor& self, const std::string& what,
 
 std::shared_ptr<const void> lend_to_server(const ParameterServerActorHandle& server, ShardUpdate& update,
                                            CrossMemoryTensor& remote) {
-  if (!cross_memory_peer(server.node()))
+  if (!CrossMemoryPeers::pid_of(server.node()))
     return nullptr;
   auto loan = lend(update.value, remote);
   if (loan)
@@ -37,14 +36,17 @@ std::shared_ptr<const void> lend_to_server(const ParameterServerActorHandle& ser
 }
 
 Tensor take_read_reply(const ParameterServerActorHandle& server, std::optional<int32_t> pid, PsReadReply& reply,
-                       std::string& why) {
+                       bool wanted, std::string& why) {
   if (reply.remote.bytes == 0)
     return std::move(reply.value);
   Tensor value;
-  if (!pid)
-    why = "the server answered with a tensor in its memory, which this process did not ask for";
-  else if (auto failed = take_cross_memory(*pid, reply.remote, nullptr, value); !failed.empty())
-    why = "reading the value from the server's memory failed: " + failed;
+  // A request that already settled takes nothing: only the release is due.
+  if (wanted) {
+    if (!pid)
+      why = "the server answered with a tensor in its memory, which this process did not ask for";
+    else if (auto failed = take_cross_memory(*pid, reply.remote, nullptr, value); !failed.empty())
+      why = "reading the value from the server's memory failed: " + failed;
+  }
   caf::anon_send(server, PsReleaseMsg{reply.remote.lease});
   return value;
 }

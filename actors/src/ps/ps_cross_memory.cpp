@@ -29,10 +29,6 @@ std::optional<uint64_t> element_count(const std::vector<int64_t>& dims) {
 
 } // namespace
 
-std::optional<int32_t> cross_memory_peer(const caf::node_id& node) {
-  return CrossMemoryPeers::pid_of(node);
-}
-
 CrossMemoryTensor cross_memory_of(const Tensor& value) {
   CrossMemoryTensor out;
   if (!value.valid() || !value.on_host() || value.nbytes() < cross_memory_min_bytes)

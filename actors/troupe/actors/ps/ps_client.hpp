@@ -120,10 +120,10 @@ private:
 [[nodiscard]] std::shared_ptr<const void> lend_to_server(const ParameterServerActorHandle& server,
                                                          ShardUpdate& update, CrossMemoryTensor& remote);
 /// The read's value: from the reply, or read out of the server's memory
-/// (`pid`, when this client allowed it) and released there; `why` says what
-/// went wrong.
+/// (`pid`, when this client allowed it; not at all unless `wanted`) and
+/// released there in every case; `why` says what went wrong.
 [[nodiscard]] Tensor take_read_reply(const ParameterServerActorHandle& server, std::optional<int32_t> pid,
-                                     PsReadReply& reply, std::string& why);
+                                     PsReadReply& reply, bool wanted, std::string& why);
 
 /// The client of an untyped actor (ps_request_all's helper).
 using PsClient = BasicPsClient<caf::event_based_actor>;
@@ -147,15 +147,16 @@ void BasicPsClient<Self>::request(const ParameterServerActorHandle& server, std:
   };
   if constexpr (std::is_same_v<Msg, PsReadMsg>) {
     static_assert(std::is_same_v<Reply, Tensor>, "a read answers a Tensor");
-    const auto pid = cross_memory_peer(server.node());
+    const auto pid = CrossMemoryPeers::pid_of(server.node());
     msg.cross_memory = pid.has_value();
     self_->request(server, timeout_, std::move(msg))
       .then(
         [server, pid, open, what, on_reply = std::move(on_reply), on_failure](PsReadReply& reply) {
           // Released even when the request already settled: the server holds the bytes until then.
           std::string why;
-          Tensor value = take_read_reply(server, pid, reply, why);
-          if (!std::exchange(*open, false))
+          const bool wanted = std::exchange(*open, false);
+          Tensor value = take_read_reply(server, pid, reply, wanted, why);
+          if (!wanted)
             return;
           if (why.empty())
             on_reply(value);

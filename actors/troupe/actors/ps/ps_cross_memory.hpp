@@ -21,11 +21,6 @@
 
 namespace troupe::internal {
 
-/// The pid of the process whose actors live on `node`, when this process may
-/// read its memory (ClusterNode decided it from the hellos); nullopt for this
-/// process's own actors and for every other host.
-[[nodiscard]] std::optional<int32_t> cross_memory_peer(const caf::node_id& node);
-
 /// `value` as a CrossMemoryTensor of this process, when it is worth it: on
 /// the host and at least cross_memory_min_bytes; else bytes == 0.
 [[nodiscard]] CrossMemoryTensor cross_memory_of(const Tensor& value);
