@@ -455,7 +455,12 @@ void CrossWorkerCollectives::abort_pending(const std::string& why) {
     abort(key, why);
 }
 
-void CrossWorkerCollectives::on_peer_lost(int rank, const std::string& why, bool left) {
+void CrossWorkerCollectives::on_peer_lost(int rank, const std::string& loss, bool left) {
+  // A peer whose last step failed (its run_done said why) and that then
+  // ended names that failure: it is the cause, its exit only the news.
+  std::string why = loss;
+  if (const auto& p = progress_.progress(static_cast<size_t>(rank)); p.finished && !p.failure.empty())
+    why += ", after its strategy.run #" + std::to_string(p.run) + " failed: " + p.failure;
   if (!lost_.emplace(rank, why).second)
     return;
   TROUPE_LOG(info, "net") << "task " << task_name(rank) << (left ? " left: " : " was lost: ") << why;

@@ -49,7 +49,7 @@ LocalReplicasExtended::LocalReplicasExtended(std::string strategy_name, Runtime&
                                    + std::to_string(options_.timeout_seconds));
   // Values cross workers only when there are other workers to reach.
   if (placement_.num_workers > 1)
-    cross_device_ops_ = std::make_unique<CollectiveAllReduce>(*this, placement_.cluster->task_names());
+    cross_device_ops_ = std::make_unique<CollectiveAllReduce>(*this, placement_.cluster->task_names);
   else
     cross_device_ops_ = std::make_unique<ReductionToOneDevice>(static_cast<int>(devices_.size()));
 }
@@ -70,10 +70,10 @@ void LocalReplicasExtended::start() {
     options_.implementation, options_.bytes_per_pack, nullptr};
   const int local = static_cast<int>(devices_.size());
   DataPlaneHandle link;
-  if (auto* cluster = placement_.cluster) {
+  if (const auto& cluster = placement_.cluster) {
     CrossWorkerSetup setup;
     setup.rank = placement_.worker_index;
-    setup.task_names = cluster->task_names();
+    setup.task_names = cluster->task_names;
     setup.local_replicas = local;
     setup.implementation = options_.implementation;
     setup.bytes_per_pack = options_.bytes_per_pack;
@@ -88,8 +88,8 @@ void LocalReplicasExtended::start() {
     setup.gpu_tensors_through_host = agree_on_cluster_settings(position, setup);
     group_options.cluster = setup;
     group_options.group_id = position;
-    link = cluster->link();
-    group_options.direct_link = cluster->frame_sender();
+    link = cluster->link;
+    group_options.direct_link = cluster->frame_sender;
   }
   group_ = std::make_unique<ReplicaGroup>(runtime_, devices_, std::move(frames), group_options, link);
   const int offset = placement_.worker_index * local;

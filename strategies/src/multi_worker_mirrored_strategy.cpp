@@ -1,6 +1,5 @@
 #include <troupe/strategies/multi_worker_mirrored_strategy.hpp>
 
-#include <troupe/net/bootstrap/cluster_node.hpp>
 #include <troupe/actors/runtime.hpp>
 #include <troupe/actors/modes/runtime_impl.hpp>
 #include <troupe/core/errors.hpp>
@@ -29,17 +28,17 @@ std::vector<std::string> default_devices(Runtime& runtime, const CommunicationOp
 }
 
 internal::WorkerPlacement placement_of(Runtime& runtime) {
-  auto* cluster = runtime.impl().cluster();
-  if (cluster == nullptr)
+  auto cluster = runtime.impl().membership();
+  if (!cluster)
     return {};
   if (!cluster->participates()) {
-    const auto& resolver = *cluster->resolver();
+    const auto& resolver = *cluster->resolver;
     fail(Errc::failed_precondition,
          "MultiWorkerMirroredStrategy runs on chief and worker tasks; this is task " + resolver.task_type() + ":"
            + std::to_string(resolver.task_id()) + ". Run ps tasks with ParameterServerStrategy and evaluators "
            "with a single-worker strategy");
   }
-  return {cluster->rank(), static_cast<int>(cluster->task_names().size()), cluster};
+  return {cluster->rank, static_cast<int>(cluster->task_names.size()), cluster};
 }
 
 } // namespace

@@ -82,16 +82,16 @@ TPUExtended::TPUExtended(Runtime& runtime, Topology topology, std::optional<Devi
   }
   internal::WorkerPlacement placement;
   if (hosts > 1) {
-    auto* cluster = runtime_.impl().cluster();
-    if (cluster == nullptr)
+    auto cluster = runtime_.impl().membership();
+    if (!cluster)
       fail(Errc::failed_precondition, "TPUStrategy: a slice of " + std::to_string(hosts)
                                         + " hosts needs the Runtime of a TF_CONFIG cluster task");
-    placement = {cluster->rank(), static_cast<int>(cluster->task_names().size()), cluster};
+    placement = {cluster->rank, static_cast<int>(cluster->task_names.size()), cluster};
   }
   replicas_ = std::make_unique<internal::LocalReplicasExtended>("TPUStrategy", runtime_, names, CommunicationOptions{},
                                                                 placement);
   if (hosts > 1)
-    cross_device_ops_ = std::make_unique<internal::CollectiveAllReduce>(*this, placement.cluster->task_names());
+    cross_device_ops_ = std::make_unique<internal::CollectiveAllReduce>(*this, placement.cluster->task_names);
   else
     cross_device_ops_ = std::make_unique<internal::ReductionToOneDevice>(local);
 }

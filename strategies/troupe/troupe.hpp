@@ -19,6 +19,8 @@
 #include <troupe/ops/tensor_ops.hpp>
 
 #include <troupe/actors/runtime.hpp>
+#include <troupe/actors/seed_runner.hpp>
+#include <troupe/actors/simulated_cluster.hpp>
 
 #include <troupe/net/cluster_resolver.hpp>
 #include <troupe/net/cluster_spec.hpp>

@@ -9,11 +9,11 @@
 #include "support/error_code_of.hpp"
 #include "support/replica_errors.hpp"
 #include "support/runtime_modes.hpp"
-#include "support/simulated_cluster.hpp"
+#include "support/simulated_replica_groups.hpp"
 
 using namespace troupe;
 using namespace troupe::internal;
-using troupe::testing::SimulatedCluster;
+using troupe::testing::SimulatedReplicaGroups;
 using Catch::Matchers::Contains;
 using troupe::testing::require_all_ok;
 using troupe::testing::what;
@@ -64,7 +64,7 @@ TEST_CASE("all_reduce sums across 3 workers x 2 replicas by direct exchange, hal
     options.cluster->ring.chunk_bytes = 512;
     options.cluster->direct_exchange_max_bytes = 256;
     options.cluster->halving_doubling_max_bytes = 1024;
-    SimulatedCluster cluster(*rt, 3, 2, options);
+    SimulatedReplicaGroups cluster(*rt, 3, 2, options);
     std::vector<std::vector<float>> got(6);
     auto errors = cluster.run([&](int w, int r, ReplicaHandle& h) {
       const int g = w * 2 + r;
@@ -90,7 +90,7 @@ TEST_CASE("all_reduce MEAN of a mixed list divides by every worker's replicas, p
     GroupOptions options;
     options.cluster = CrossWorkerSetup{};
     options.cluster->bytes_per_pack = 64; // several packs
-    SimulatedCluster cluster(*rt, 2, 2, options);
+    SimulatedReplicaGroups cluster(*rt, 2, 2, options);
     auto errors = cluster.run([&](int w, int r, ReplicaHandle& h) {
       const int g = w * 2 + r; // 0..3
       auto res = h.collective(all_reduce(
@@ -111,7 +111,7 @@ TEST_CASE("all_gather across workers concatenates uneven blocks in global replic
   for (const auto& mode : {troupe::testing::RuntimeMode{false, 0}, troupe::testing::RuntimeMode{true, 11}}) {
     CAPTURE(mode.name());
     auto rt = troupe::testing::make_runtime(mode, 2);
-    SimulatedCluster cluster(*rt, 3, 2, GroupOptions{});
+    SimulatedReplicaGroups cluster(*rt, 3, 2, GroupOptions{});
     auto errors = cluster.run([&](int w, int r, ReplicaHandle& h) {
       const int g = w * 2 + r;
       // Replica g contributes g+1 rows of two columns, all equal to g.
@@ -132,7 +132,7 @@ TEST_CASE("broadcast gives every replica of every worker the first replica's ten
   for (const auto& mode : {troupe::testing::RuntimeMode{false, 0}, troupe::testing::RuntimeMode{true, 6}}) {
     CAPTURE(mode.name());
     auto rt = troupe::testing::make_runtime(mode, 2);
-    SimulatedCluster cluster(*rt, 3, 2, GroupOptions{});
+    SimulatedReplicaGroups cluster(*rt, 3, 2, GroupOptions{});
     auto errors = cluster.run([&](int w, int r, ReplicaHandle& h) {
       CollectiveRequest request;
       request.kind = CollectiveKind::broadcast;
@@ -149,7 +149,7 @@ TEST_CASE("workers that issue mismatched collectives all fail naming both tasks"
   for (const auto& mode : {troupe::testing::RuntimeMode{false, 0}, troupe::testing::RuntimeMode{true, 2}}) {
     CAPTURE(mode.name());
     auto rt = troupe::testing::make_runtime(mode, 1);
-    SimulatedCluster cluster(*rt, 3, 1, GroupOptions{});
+    SimulatedReplicaGroups cluster(*rt, 3, 1, GroupOptions{});
     auto errors = cluster.run([&](int w, int, ReplicaHandle& h) {
       (void)h.collective(all_reduce(ReduceOp::SUM, {Tensor::zeros({w == 2 ? 4 : 3}, DType::float32)}));
     });
@@ -164,7 +164,7 @@ TEST_CASE("workers that issue mismatched collectives all fail naming both tasks"
 
 TEST_CASE("a worker that returns without issuing a collective fails it on the others", "[actors][cluster]") {
   auto rt = troupe::testing::make_runtime({true, 3}, 1);
-  SimulatedCluster cluster(*rt, 2, 1, GroupOptions{});
+  SimulatedReplicaGroups cluster(*rt, 2, 1, GroupOptions{});
   auto errors = cluster.run([&](int w, int, ReplicaHandle& h) {
     if (w == 1)
       return;
@@ -179,7 +179,7 @@ TEST_CASE("a lost worker fails the collective on every worker with peer_lost", "
   for (const auto& mode : {troupe::testing::RuntimeMode{false, 0}, troupe::testing::RuntimeMode{true, 8}}) {
     CAPTURE(mode.name());
     auto rt = troupe::testing::make_runtime(mode, 1);
-    SimulatedCluster cluster(*rt, 3, 1, GroupOptions{});
+    SimulatedReplicaGroups cluster(*rt, 3, 1, GroupOptions{});
     cluster.cut(1, "connection closed");
     auto errors = cluster.run([&](int, int, ReplicaHandle& h) {
       (void)h.collective(all_reduce(ReduceOp::SUM, {Tensor(1.0f)}));
@@ -197,7 +197,7 @@ TEST_CASE("workers issuing different collective kinds under one key fail with a 
   auto rt = troupe::testing::make_runtime({true, 4}, 1);
   GroupOptions options;
   options.timeout_seconds = 30; // simulated time
-  SimulatedCluster cluster(*rt, 2, 1, options);
+  SimulatedReplicaGroups cluster(*rt, 2, 1, options);
   auto errors = cluster.run([&](int w, int, ReplicaHandle& h) {
     (void)h.collective(all_reduce(ReduceOp::SUM, {Tensor(1.0f)}));
     if (w == 0)
@@ -221,7 +221,7 @@ TEST_CASE("the same seed replays the same cross-worker interleaving", "[actors][
   auto trace = [](uint64_t seed) {
     Runtime rt(Simulation{.seed = seed, .logical_cpu_devices = 2});
     {
-      SimulatedCluster cluster(rt, 2, 2, GroupOptions{});
+      SimulatedReplicaGroups cluster(rt, 2, 2, GroupOptions{});
       require_all_ok(cluster.run([&](int w, int r, ReplicaHandle& h) {
         (void)h.collective(all_reduce(ReduceOp::SUM, {values(w * 2 + r, 100)}));
       }));

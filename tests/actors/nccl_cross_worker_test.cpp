@@ -15,7 +15,7 @@
 #include <troupe/actors/gpu/emulated/emulated_gpus.hpp>
 #include "support/error_code_of.hpp"
 #include "support/replica_errors.hpp"
-#include "support/simulated_cluster.hpp"
+#include "support/simulated_replica_groups.hpp"
 
 using namespace troupe;
 using namespace troupe::internal;
@@ -24,7 +24,7 @@ using troupe::testing::require_all_ok;
 using troupe::testing::what;
 using troupe::testing::EmulatedGpus;
 using troupe::testing::EmulatedNccl;
-using troupe::testing::SimulatedCluster;
+using troupe::testing::SimulatedReplicaGroups;
 
 namespace {
 
@@ -47,7 +47,7 @@ GroupOptions options(double timeout_seconds = 30) {
 }
 
 // Worker w's replica r runs on its own card: GPU:(w * replicas + r).
-SimulatedCluster::DeviceOf own_gpus(Runtime& rt) {
+SimulatedReplicaGroups::DeviceOf own_gpus(Runtime& rt) {
   return [&rt](int w, int r) { return rt.resolve_device("GPU:" + std::to_string(w * replicas + r)); };
 }
 
@@ -71,7 +71,7 @@ TEST_CASE("workers all-reduce, broadcast, all-gather and reduce-scatter GPU tens
   EmulatedNccl nccl;
   {
     Runtime rt({.logical_cpu_devices = 1});
-    SimulatedCluster cluster(rt, workers, replicas, options(), own_gpus(rt));
+    SimulatedReplicaGroups cluster(rt, workers, replicas, options(), own_gpus(rt));
     auto errors = cluster.run([&](int w, int r, ReplicaHandle& h) {
       const int g = w * replicas + r;
       const std::string device = "GPU:" + std::to_string(g);
@@ -125,7 +125,7 @@ TEST_CASE("workers that issue mismatched GPU collectives fail on every worker be
   EmulatedGpus gpus(workers * replicas);
   EmulatedNccl nccl;
   Runtime rt({.logical_cpu_devices = 1});
-  SimulatedCluster cluster(rt, workers, replicas, options(), own_gpus(rt));
+  SimulatedReplicaGroups cluster(rt, workers, replicas, options(), own_gpus(rt));
   auto errors = cluster.run([&](int w, int r, ReplicaHandle& h) {
     const std::string device = "GPU:" + std::to_string(w * replicas + r);
     (void) h.collective(request(CollectiveKind::all_reduce, ReduceOp::SUM,
@@ -146,7 +146,7 @@ TEST_CASE("an NCCL collective across workers that cannot complete fails everywhe
   EmulatedGpus gpus(workers * replicas);
   EmulatedNccl nccl;
   Runtime rt({.logical_cpu_devices = 1});
-  SimulatedCluster cluster(rt, workers, replicas, options(0.3), own_gpus(rt));
+  SimulatedReplicaGroups cluster(rt, workers, replicas, options(0.3), own_gpus(rt));
   require_all_ok(cluster.run(sum_of_ones));
   nccl.backend->stall_gpu(3);  // worker 1's second replica never gets going
   auto errors = cluster.run(sum_of_ones);
@@ -167,7 +167,7 @@ TEST_CASE("an NCCL failure on one worker's GPU aborts every worker's ranks at on
   EmulatedGpus gpus(workers * replicas);
   EmulatedNccl nccl;
   Runtime rt({.logical_cpu_devices = 1});
-  SimulatedCluster cluster(rt, workers, replicas, options(60), own_gpus(rt));
+  SimulatedReplicaGroups cluster(rt, workers, replicas, options(60), own_gpus(rt));
   require_all_ok(cluster.run(sum_of_ones));
   nccl.backend->fail_gpu(3, "emulated network failure");  // worker 1's second replica
   const auto start = std::chrono::steady_clock::now();
@@ -189,7 +189,7 @@ TEST_CASE("a worker lost while the others wait in NCCL fails the collective on e
   EmulatedNccl nccl;
   Runtime rt({.logical_cpu_devices = 1});
   // A timeout far beyond the test's bound: the loss, not the timeout, ends it.
-  SimulatedCluster cluster(rt, workers, replicas, options(60), own_gpus(rt));
+  SimulatedReplicaGroups cluster(rt, workers, replicas, options(60), own_gpus(rt));
   nccl.backend->stall_gpu(3);  // the collective cannot complete in NCCL
   const auto start = std::chrono::steady_clock::now();
   auto running = std::async(std::launch::async, [&] {
@@ -221,7 +221,7 @@ TEST_CASE("where NCCL cannot span the workers, their GPU tensors cross through h
   Runtime rt({.logical_cpu_devices = 1});
   auto through_host = options();
   through_host.cluster->gpu_tensors_through_host = true;  // what the strategy's agreement decided
-  SimulatedCluster cluster(rt, workers, replicas, through_host, own_gpus(rt));
+  SimulatedReplicaGroups cluster(rt, workers, replicas, through_host, own_gpus(rt));
   auto errors = cluster.run([&](int w, int r, ReplicaHandle& h) {
     const int g = w * replicas + r;
     const std::string device = "GPU:" + std::to_string(g);

@@ -83,7 +83,7 @@ TEST_CASE("early frames past the byte bound are dropped and their sender is lost
   std::vector<std::string> events;
   LinkDispatch dispatch{[&](const LinkReceiverHandle&, LinkFrameMsg msg) { events.push_back("frame " + std::to_string(msg.from)); },
                         [&](const LinkReceiverHandle&, PeerLostMsg msg) { events.push_back("lost " + std::to_string(msg.rank) + ": " + msg.why); },
-                        /*max_early_bytes=*/100};
+                        /*reply=*/{}, /*max_early_bytes=*/100};
   auto sized = [](int from, std::size_t bytes) { return sized_frame(from, 7, bytes); };
   dispatch.on_frame(sized(1, 60));
   dispatch.on_frame(sized(2, 30));
@@ -115,7 +115,7 @@ TEST_CASE("the early-frame bound covers every unregistered group together", "[ac
   std::vector<std::string> events;
   LinkDispatch dispatch{[&](const LinkReceiverHandle&, LinkFrameMsg msg) { events.push_back("frame " + std::to_string(msg.header.group)); },
                         [&](const LinkReceiverHandle&, PeerLostMsg msg) { events.push_back("lost " + std::to_string(msg.rank)); },
-                        /*max_early_bytes=*/100};
+                        /*reply=*/{}, /*max_early_bytes=*/100};
   auto sized = [](uint64_t group_id, std::size_t bytes) { return sized_frame(1, group_id, bytes); };
   // 60 bytes each for two groups: within a per-group bound, past the total one.
   dispatch.on_frame(sized(7, 60));
@@ -125,4 +125,37 @@ TEST_CASE("the early-frame bound covers every unregistered group together", "[ac
   events.clear();
   dispatch.on_register(LinkRegisterMsg{7, group});
   CHECK(events == std::vector<std::string>{"frame 7"});
+}
+
+TEST_CASE("a peer's announce for a retired group is answered with the group's abort, other frames are dropped",
+          "[actors][link]") {
+  GroupActor g;
+  std::vector<LinkSendMsg> replies;
+  std::vector<std::string> events;
+  LinkDispatch dispatch{[&](const LinkReceiverHandle&, LinkFrameMsg msg) { events.push_back("frame " + std::to_string(msg.header.seq)); },
+                        [&](const LinkReceiverHandle&, PeerLostMsg msg) { events.push_back("lost " + std::to_string(msg.rank)); },
+                        [&](LinkSendMsg msg) { replies.push_back(std::move(msg)); }};
+  auto payload = std::make_shared<std::vector<std::byte>>(5, std::byte{9});
+  dispatch.on_register(LinkRegisterMsg{7, g.group});
+  dispatch.on_register(LinkRegisterMsg{7, {}, FrameBytes{payload, payload->data(), payload->size()}});
+  dispatch.on_register(LinkRegisterMsg{8, g.group});
+  dispatch.on_register(LinkRegisterMsg{8, {}}); // retired without an abort: silence
+  auto announce = frame(7, 3);
+  announce.from = 2;
+  announce.header.type = troupe::internal::FrameType::announce;
+  announce.header.run = 11;
+  dispatch.on_frame(announce);
+  dispatch.on_frame(frame(7, 4)); // a data frame: dropped
+  auto other = announce;
+  other.header.group = 8;
+  dispatch.on_frame(other);
+  CHECK(events.empty());
+  REQUIRE(replies.size() == 1);
+  CHECK(replies[0].to == 2);
+  CHECK(replies[0].header.type == troupe::internal::FrameType::abort);
+  CHECK(replies[0].header.group == 7);
+  CHECK(replies[0].header.run == 11);
+  CHECK(replies[0].header.seq == 3);
+  CHECK(replies[0].header.size == 5);
+  CHECK(replies[0].bytes.data == payload->data());
 }

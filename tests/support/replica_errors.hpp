@@ -18,7 +18,7 @@ inline std::string what(const std::exception_ptr& e) {
 }
 
 /// Fails the test with the first exception of any worker's replica
-/// (SimulatedCluster::run's result).
+/// (SimulatedReplicaGroups::run's result).
 inline void require_all_ok(const std::vector<std::vector<std::exception_ptr>>& errors) {
   for (const auto& worker : errors)
     for (const auto& e : worker)

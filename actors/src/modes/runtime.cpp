@@ -48,6 +48,9 @@ Runtime::Runtime(std::shared_ptr<const ClusterResolver> resolver, RuntimeOptions
   : impl_(std::make_unique<internal::RuntimeImpl>(std::move(resolver), options)) {
 }
 
+Runtime::Runtime(std::unique_ptr<internal::RuntimeImpl> impl) : impl_(std::move(impl)) {
+}
+
 Runtime::~Runtime() = default;
 
 internal::Executor& Runtime::executor() noexcept {
@@ -108,6 +111,10 @@ int Runtime::task_index() const {
     return cluster->task_index();
   const auto& resolver = impl_->resolver();
   return resolver ? std::max(resolver->task_id(), 0) : 0;
+}
+
+std::shared_ptr<const ClusterResolver> Runtime::cluster_resolver() const {
+  return impl_->resolver();
 }
 
 int Runtime::num_tasks(std::string_view job) const {

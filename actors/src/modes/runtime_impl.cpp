@@ -153,15 +153,23 @@ RuntimeImpl::~RuntimeImpl() {
   drain();
 }
 
+std::optional<CollectiveMembership> RuntimeImpl::membership() const {
+  if (cluster_)
+    return cluster_->membership();
+  return simulated_membership_;
+}
+
 AgreementGroup& RuntimeImpl::agreement_group() {
-  if (!cluster_)
+  const auto cluster = membership();
+  if (!cluster)
     fail(Errc::internal, "the agreement group exists only in a runtime that joined a cluster of several tasks");
-  if (!cluster_->participates())
-    fail(Errc::failed_precondition, "task " + cluster_->task_type() + ":" + std::to_string(cluster_->task_index())
+  if (!cluster->participates())
+    fail(Errc::failed_precondition, "task " + cluster->resolver->task_type() + ":"
+                                      + std::to_string(cluster->resolver->task_id())
                                       + " takes no part in collectives (only the chief and the workers do): make "
                                         "MultiWorkerMirroredStrategy on those tasks, or ParameterServerStrategy");
   if (!agreement_)
-    agreement_ = std::make_unique<AgreementGroup>(*this, devices_.front(), *cluster_);
+    agreement_ = std::make_unique<AgreementGroup>(*this, devices_.front(), *cluster);
   return *agreement_;
 }
 

@@ -1,5 +1,6 @@
-// The simulation mode of RuntimeImpl: CAF's test coordinator, stepped by a
-// seeded random choice of the next runnable actor (Executor::start_simulated).
+// The simulation modes of RuntimeImpl: CAF's test coordinator, stepped by a
+// seeded random choice of the next runnable actor (Executor::start_simulated),
+// and one task of a SimulatedCluster on such a coordinator.
 
 #include <troupe/actors/modes/runtime_impl.hpp>
 
@@ -9,6 +10,7 @@
 #include <troupe/actors/modes/scheduler_config.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/net/bootstrap/cluster_node.hpp> // complete for the members a throwing constructor destroys
+#include <troupe/net/cluster_resolver.hpp>
 
 namespace troupe::internal {
 
@@ -30,6 +32,15 @@ RuntimeImpl::RuntimeImpl(const Simulation& simulation) {
     start_ps_cluster(simulation.workers, simulation.ps, simulation.devices_per_worker, "Simulation");
   }
   init_tpu_cores(simulation.logical_tpu_cores, 1);
+}
+
+RuntimeImpl::RuntimeImpl(const SimulatedTask& task) : resolver_(task.resolver) {
+  check_devices(task.logical_cpu_devices, task.tpu_slice_cores);
+  attach_to(*task.host);
+  simulated_membership_ = task.membership;
+  init_devices(task.logical_cpu_devices);
+  if (task.tpu_slice_cores != 0)
+    init_tpu_cores(task.tpu_slice_cores, resolver_->cluster_spec().num_tasks("worker"));
 }
 
 } // namespace troupe::internal

@@ -8,13 +8,13 @@
 #include <troupe/actors/runtime/executor.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/core/errors.hpp>
-#include <troupe/net/bootstrap/cluster_node.hpp>
+#include <troupe/net/bootstrap/collective_membership.hpp>
 
 namespace troupe::internal {
 
 namespace {
 
-GroupOptions agreement_options(const ClusterNode& cluster) {
+GroupOptions agreement_options(const CollectiveMembership& cluster) {
   const auto& k = knobs();
   GroupOptions options;
   options.timeout_seconds = k.collective_timeout_seconds;
@@ -24,8 +24,8 @@ GroupOptions agreement_options(const ClusterNode& cluster) {
   // The defaults of CrossWorkerSetup, not the knobs: an all_gather does not
   // use them, and a worker with other knobs must still reach the comparison.
   CrossWorkerSetup setup;
-  setup.rank = cluster.rank();
-  setup.task_names = cluster.task_names();
+  setup.rank = cluster.rank;
+  setup.task_names = cluster.task_names;
   setup.local_replicas = 1;
   options.cluster = setup;
   return options;
@@ -33,11 +33,11 @@ GroupOptions agreement_options(const ClusterNode& cluster) {
 
 } // namespace
 
-AgreementGroup::AgreementGroup(Executor& runtime, const DeviceSpec& device, ClusterNode& cluster)
-  : workers_(static_cast<int>(cluster.task_names().size())),
+AgreementGroup::AgreementGroup(Executor& runtime, const DeviceSpec& device, const CollectiveMembership& cluster)
+  : workers_(static_cast<int>(cluster.task_names.size())),
     group_(std::make_unique<ReplicaGroup>(runtime, std::vector<DeviceSpec>{device},
                                           std::vector<void*>{nullptr}, agreement_options(cluster),
-                                          cluster.link())) {
+                                          cluster.link)) {
 }
 
 AgreementGroup::~AgreementGroup() = default;

@@ -10,6 +10,7 @@
 
 #include <troupe/actors/gpu/gpu_all_reduce.hpp>
 #include <troupe/collectives/local_all_gather.hpp>
+#include <troupe/collectives/wire_payloads.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/core/hop_trace.hpp>
 #include <troupe/core/log.hpp>
@@ -151,9 +152,21 @@ CollectiveGroupActor::behavior_type CollectiveGroupActor::make_behavior() {
 
 void CollectiveGroupActor::on_exit() {
   if (cross_) {
+    // A step that failed here is the cause the other workers need, not
+    // only that this strategy is gone.
+    std::string cause;
+    uint64_t failed_run = 0;
+    for (size_t j = 0; j < progress_.participants(); ++j)
+      if (const auto& p = progress_.progress(j); p.finished && !p.failure.empty() && p.run >= failed_run) {
+        failed_run = p.run;
+        cause = ", after its strategy.run #" + std::to_string(p.run) + " failed on replica " + std::to_string(j)
+                + ": " + p.failure;
+      }
     // The other workers must not wait out their timeout for this group.
-    cross_->abort_pending("its strategy was destroyed before this collective ended");
-    send(setup_.link, LinkRegisterMsg{setup_.group_id, LinkReceiverHandle{}});
+    cross_->abort_pending("its strategy was destroyed before this collective ended" + cause);
+    // Nor for collectives it never started: the link answers their announces with this.
+    const AbortPayload gone{Errc::cancelled, "its strategy was destroyed before it reached this collective" + cause};
+    send(setup_.link, LinkRegisterMsg{setup_.group_id, LinkReceiverHandle{}, gone.encode()});
   }
   cross_.reset();
   if (gpu_)

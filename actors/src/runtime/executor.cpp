@@ -31,6 +31,12 @@ void Executor::attach(caf::actor_system& system) {
   coordinator_ = dynamic_cast<caf::scheduler::test_coordinator*>(&system.scheduler());
 }
 
+void Executor::attach_to(Executor& host) {
+  system_ = host.system_;
+  coordinator_ = host.coordinator_;
+  stepper_ = host.stepper_;
+}
+
 void Executor::wait(const Completion& done, const char* what) {
   // On an actor's fiber: suspend it, so the actor's thread (the simulation's
   // only thread, or a scheduler thread others need) stays free.
@@ -41,7 +47,7 @@ void Executor::wait(const Completion& done, const char* what) {
     return;
   }
   if (coordinator_) {
-    simulate_until(done, what);
+    stepper_->simulate_until(done, what);
     done.settle();
   } else {
     done.wait();
@@ -74,9 +80,40 @@ void Executor::simulate_until(const Completion& done, const char* what) {
   }
 }
 
+bool Executor::simulate_until(const Completion& done, caf::actor_clock::time_point deadline, uint64_t max_steps,
+                              const char* what) {
+  if (stepper_ != this)
+    return stepper_->simulate_until(done, deadline, max_steps, what);
+  const auto last_step = steps_ + max_steps;
+  auto& clock = coordinator_->clock();
+  while (!done.done()) {
+    if (steps_ >= last_step)
+      return false;
+    if (!coordinator_->jobs.empty())
+      step_once();
+    else if (!clock.schedule().empty() && clock.schedule().begin()->first > deadline)
+      return false;
+    else if (coordinator_->has_pending_timeout())
+      coordinator_->trigger_timeout();
+    else
+      fail(Errc::deadlock, std::string("simulation deadlock while waiting for ") + what
+                             + ": no actor can run and no timer is pending");
+  }
+  done.settle();
+  return true;
+}
+
+caf::actor_clock::time_point Executor::virtual_now() const {
+  return coordinator_->clock().now();
+}
+
 void Executor::drain() {
-  if (!coordinator_)
+  if (!coordinator_ || FiberWaiter::current() != nullptr)
     return;
+  if (stepper_ != this) {
+    stepper_->drain();
+    return;
+  }
   while (!coordinator_->jobs.empty())
     step_once();
 }

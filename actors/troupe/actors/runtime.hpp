@@ -119,6 +119,9 @@ public:
   [[nodiscard]] std::string task_type() const;
   /// This process's index among its task type's tasks (0 when alone).
   [[nodiscard]] int task_index() const;
+  /// The cluster this task belongs to (TF_CONFIG's, or a SimulatedCluster
+  /// task's); null for a single process, a LocalCluster and a Simulation.
+  [[nodiscard]] std::shared_ptr<const ClusterResolver> cluster_resolver() const;
   /// The tasks of `job` ("chief", "worker", "ps") in this runtime's cluster:
   /// LocalCluster's and a simulated cluster's counts (one chief), TF_CONFIG's
   /// otherwise; 0 for a job the cluster lacks or a single process.
@@ -163,7 +166,10 @@ public:
   [[nodiscard]] internal::Executor& executor() noexcept;
 
 private:
+  friend class SimulatedCluster;
   Runtime(const Simulation& simulation, int tag);
+  /// A task of a SimulatedCluster.
+  explicit Runtime(std::unique_ptr<internal::RuntimeImpl> impl);
 
   std::unique_ptr<internal::RuntimeImpl> impl_;
 };

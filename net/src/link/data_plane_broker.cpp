@@ -87,7 +87,8 @@ DataPlaneBroker::DataPlaneBroker(caf::actor_config& cfg, DataPlaneSetup setup)
     // decides only about ranks here.
     handshake_(setup_.rank, setup_.task_names, 0),
     dispatch_([this](const LinkReceiverHandle& to, LinkFrameMsg msg) { send(to, std::move(msg)); },
-              [this](const LinkReceiverHandle& to, PeerLostMsg msg) { send(to, std::move(msg)); }) {
+              [this](const LinkReceiverHandle& to, PeerLostMsg msg) { send(to, std::move(msg)); },
+              [this](LinkSendMsg msg) { send(this, std::move(msg)); }) {
 }
 
 void DataPlaneBroker::on_exit() {

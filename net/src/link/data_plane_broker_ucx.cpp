@@ -35,7 +35,8 @@ void DataPlaneBroker::open_ucx() {
   const DataPlaneBrokerHandle me{this};
   ucx_dispatch_ = std::make_shared<LinkDispatch>(
     [](const LinkReceiverHandle& to, LinkFrameMsg msg) { caf::anon_send(to, std::move(msg)); },
-    [](const LinkReceiverHandle& to, PeerLostMsg msg) { caf::anon_send(to, std::move(msg)); });
+    [](const LinkReceiverHandle& to, PeerLostMsg msg) { caf::anon_send(to, std::move(msg)); },
+    [me](LinkSendMsg msg) { caf::anon_send(me, std::move(msg)); });
   UcxEvents events;
   events.frame = [me, dispatch = ucx_dispatch_](int from, const FrameHeader& header, FrameBytes bytes) {
     if (header.type == FrameType::bye) { // this broker decides about losses

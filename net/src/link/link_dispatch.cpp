@@ -18,7 +18,7 @@ void LinkDispatch::on_register(const LinkRegisterMsg& msg) {
     drop_early(msg.group);
     // Its peers' late frames (a collective they still finish) must not
     // wait for a group that will never come back.
-    retired_.insert(msg.group);
+    retired_[msg.group] = msg.retired_abort;
     return;
   }
   retired_.erase(msg.group);
@@ -44,8 +44,20 @@ void LinkDispatch::on_frame(LinkFrameMsg msg) {
     frame_(i->second, std::move(msg));
     return;
   }
-  if (retired_.count(msg.header.group) != 0)
-    return; // this worker destroyed that strategy: nobody will read it
+  if (auto retired = retired_.find(msg.header.group); retired != retired_.end()) {
+    // This worker destroyed that strategy: nobody will read the frame. The
+    // peer that announced a collective would wait for it until its timeout.
+    if (msg.header.type == FrameType::announce && retired->second.size > 0 && reply_) {
+      FrameHeader abort;
+      abort.type = FrameType::abort;
+      abort.group = msg.header.group;
+      abort.run = msg.header.run;
+      abort.seq = msg.header.seq;
+      abort.size = static_cast<uint32_t>(retired->second.size);
+      reply_(LinkSendMsg{msg.from, abort, retired->second});
+    }
+    return;
+  }
   auto& early = early_[msg.header.group];
   if (early.overflowed.count(msg.from) != 0)
     return;

@@ -2,24 +2,25 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <troupe/actors/fwd.hpp>
 #include <troupe/collectives/communication_options.hpp>
+#include <troupe/net/bootstrap/collective_membership.hpp>
 #include <troupe/strategies/context_frame.hpp>
 #include <troupe/strategies/strategy_extended.hpp>
 
 namespace troupe::internal {
 
-class ClusterNode;
 struct CrossWorkerSetup;
 
 /// Where a worker stands among the workers of a multi-worker strategy.
 struct WorkerPlacement {
   int worker_index = 0;
   int num_workers = 1;
-  ClusterNode* cluster = nullptr; ///< null for a single worker
+  std::optional<CollectiveMembership> cluster; ///< none for a single worker
 };
 
 /// StrategyExtended of the strategies whose replicas on this worker live in

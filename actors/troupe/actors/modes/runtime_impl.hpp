@@ -8,6 +8,7 @@
 
 #include <troupe/actors/runtime.hpp>
 #include <troupe/actors/runtime/executor.hpp>
+#include <troupe/net/bootstrap/collective_membership.hpp>
 
 namespace troupe {
 class ClusterResolver;
@@ -22,6 +23,17 @@ class GpuDevices;
 /// The Runtime's modes (threaded, simulation, embedded, local and remote
 /// clusters): each starts the Executor its way and adds the devices, the
 /// cluster node, the parameter-server tasks and the GPUs that mode has.
+/// One task of a SimulatedCluster: it runs on the cluster's simulated actor
+/// system (`host` steps it), with devices, a resolver and a simulated link of its own.
+struct SimulatedTask {
+  Executor* host = nullptr;
+  std::shared_ptr<const ClusterResolver> resolver;
+  CollectiveMembership membership;
+  int logical_cpu_devices = 1;
+  /// The emulated TPU slice over the cluster's workers (0: none).
+  int tpu_slice_cores = 0;
+};
+
 class RuntimeImpl : public Executor {
 public:
   RuntimeImpl(const RuntimeOptions& options);
@@ -29,6 +41,8 @@ public:
   /// A parameter-server cluster in this process (LocalCluster).
   RuntimeImpl(const LocalCluster& cluster);
   RuntimeImpl(caf::actor_system& system, const RuntimeOptions& options);
+  /// A task of a SimulatedCluster.
+  explicit RuntimeImpl(const SimulatedTask& task);
   /// Cluster mode: joins the cluster `resolver` describes (blocking until
   /// every task is there); an empty cluster is a single process.
   RuntimeImpl(std::shared_ptr<const ClusterResolver> resolver, const RuntimeOptions& options);
@@ -48,6 +62,10 @@ public:
   [[nodiscard]] const std::shared_ptr<const ClusterResolver>& resolver() const noexcept { return resolver_; }
   /// Cluster mode with more than one task: this task's node (null otherwise).
   [[nodiscard]] ClusterNode* cluster() const noexcept { return cluster_.get(); }
+  /// What multi-worker strategies need of this task's cluster (rank, task
+  /// names, data plane): its ClusterNode's, or a simulated task's; none in a
+  /// single process.
+  [[nodiscard]] std::optional<CollectiveMembership> membership() const;
 
   /// The logical GPUs and their device actors (threaded and cluster modes on
   /// a machine with GPUs; null otherwise).
@@ -88,6 +106,7 @@ private:
   std::optional<std::string> tpu_topology_;
   uint64_t cluster_group_ids_ = 0;
   std::shared_ptr<const ClusterResolver> resolver_;
+  std::optional<CollectiveMembership> simulated_membership_;
   // A member, so destroyed before the Executor's actor system: it says bye first.
   std::unique_ptr<ClusterNode> cluster_;
   // Its actors use the cluster's link: destroyed first (in the destructor).

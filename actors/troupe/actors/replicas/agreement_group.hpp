@@ -12,7 +12,7 @@
 
 namespace troupe::internal {
 
-class ClusterNode;
+struct CollectiveMembership;
 
 /// The group id of every worker's AgreementGroup (cluster strategies count from 1).
 inline constexpr uint64_t agreement_group_id = 0;
@@ -28,7 +28,7 @@ inline constexpr uint64_t agreement_group_id = 0;
 class AgreementGroup {
 public:
   /// Its one replica runs on `device` (the runtime's first CPU).
-  AgreementGroup(Executor& runtime, const DeviceSpec& device, ClusterNode& cluster);
+  AgreementGroup(Executor& runtime, const DeviceSpec& device, const CollectiveMembership& cluster);
   ~AgreementGroup();
   AgreementGroup(const AgreementGroup&) = delete;
   AgreementGroup& operator=(const AgreementGroup&) = delete;

@@ -6,6 +6,7 @@
 #include <random>
 
 #include <caf/actor_system.hpp>
+#include <caf/actor_clock.hpp>
 #include <caf/actor_system_config.hpp>
 
 #include <troupe/actors/fibers/completion.hpp>
@@ -36,8 +37,18 @@ public:
   /// Error(deadlock) naming `what`.
   void wait(const Completion& done, const char* what);
 
+  /// Simulation, on a plain thread: steps until `done` is set (true), or
+  /// until the next thing to do lies past the virtual time `deadline`, or
+  /// after `max_steps` more steps (false: the program hangs or livelocks).
+  /// Error(deadlock) when nothing can run and no timer is pending.
+  bool simulate_until(const Completion& done, caf::actor_clock::time_point deadline, uint64_t max_steps,
+                      const char* what);
+  /// Simulation: the virtual clock.
+  [[nodiscard]] caf::actor_clock::time_point virtual_now() const;
+
   /// Simulation: runs every runnable actor until none is left (used when
-  /// tearing down actors). No-op in threaded mode.
+  /// tearing down actors). No-op in threaded mode, and on a fiber (the
+  /// simulation steps on once the fiber yields).
   void drain();
 
   /// Strategies and distributed-dataset iterators register while they hold
@@ -52,8 +63,8 @@ public:
   /// them, since it depends on every strategy this process created.
   [[nodiscard]] uint64_t next_group_id() noexcept { return local_group_ids_start + ++group_ids_; }
 
-  [[nodiscard]] uint64_t trace_hash() const noexcept { return trace_hash_; }
-  [[nodiscard]] uint64_t steps() const noexcept { return steps_; }
+  [[nodiscard]] uint64_t trace_hash() const noexcept { return stepper_->trace_hash_; }
+  [[nodiscard]] uint64_t steps() const noexcept { return stepper_->steps_; }
 
 protected:
   Executor() = default;
@@ -67,6 +78,9 @@ protected:
   /// Runs on the caller's actor system; a simulation when that system runs on
   /// CAF's test coordinator (stepped in seed 0's order).
   void attach(caf::actor_system& system);
+  /// Runs on `host`'s simulated actor system, which steps it: one task of a
+  /// SimulatedCluster. Waits and drains are the host's.
+  void attach_to(Executor& host);
 
   [[nodiscard]] int users() const noexcept { return users_.load(); }
 
@@ -80,6 +94,7 @@ private:
   std::unique_ptr<caf::actor_system> owned_system_;
   caf::actor_system* system_ = nullptr;
   caf::scheduler::test_coordinator* coordinator_ = nullptr;
+  Executor* stepper_ = this; ///< who steps the simulation: this, or a SimulatedCluster's host
   std::mt19937_64 rng_;
   static constexpr uint64_t local_group_ids_start = uint64_t{1} << 32;
   uint64_t group_ids_ = 0;

@@ -10,6 +10,7 @@
 #include <caf/timespan.hpp>
 
 #include <troupe/net/bootstrap/cluster_members.hpp>
+#include <troupe/net/bootstrap/collective_membership.hpp>
 #include <troupe/net/bootstrap/node_actor_handle.hpp>
 #include <troupe/net/bootstrap/task_joined.hpp>
 #include <troupe/net/bootstrap/task_lost.hpp>
@@ -74,6 +75,10 @@ public:
   /// directly (one thread hand-off less than link()); null over TCP.
   [[nodiscard]] std::shared_ptr<FrameSender> frame_sender() const noexcept { return frame_sender_; }
   [[nodiscard]] const std::shared_ptr<const ClusterResolver>& resolver() const noexcept { return resolver_; }
+  /// The above as one value, what a multi-worker strategy keeps.
+  [[nodiscard]] CollectiveMembership membership() const {
+    return {rank_, task_names_, data_plane_, frame_sender_, resolver_};
+  }
 
   // -- membership (chief, workers, parameter servers) ----------------------------
 

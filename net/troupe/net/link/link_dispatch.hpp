@@ -20,6 +20,8 @@ public:
   /// `deliver(actor, msg)` sends a message from the link actor.
   using DeliverFrame = std::function<void(const LinkReceiverHandle&, LinkFrameMsg)>;
   using DeliverLoss = std::function<void(const LinkReceiverHandle&, PeerLostMsg)>;
+  /// Sends a frame back to a peer from the link (a retired group's abort).
+  using Reply = std::function<void(LinkSendMsg)>;
 
   /// Frames of groups this process has not created yet are kept up to
   /// `max_early_bytes` of payload in all: one collective's first frames
@@ -27,14 +29,17 @@ public:
   /// this process unregistered (its strategy is gone) are dropped.
   static constexpr std::size_t default_max_early_bytes = std::size_t{1} << 30;
 
-  LinkDispatch(DeliverFrame frame, DeliverLoss loss, std::size_t max_early_bytes = default_max_early_bytes)
-    : frame_(std::move(frame)), loss_(std::move(loss)), max_early_bytes_(max_early_bytes) {}
+  LinkDispatch(DeliverFrame frame, DeliverLoss loss, Reply reply = {},
+               std::size_t max_early_bytes = default_max_early_bytes)
+    : frame_(std::move(frame)), loss_(std::move(loss)), reply_(std::move(reply)), max_early_bytes_(max_early_bytes) {}
 
   /// Registers (or, with a null actor, unregisters and retires) a group;
   /// hands it the frames and losses it missed.
   void on_register(const LinkRegisterMsg& msg);
 
-  /// A frame for `msg.header.group` arrived. Past the early-frame bound the
+  /// A frame for `msg.header.group` arrived. A peer's announce for a group
+  /// this process retired with an abort payload is answered with that abort.
+  /// Past the early-frame bound the
   /// sender's early frames for that group are dropped, and when it registers it learns the
   /// sender as lost to it (naming the overflow), so its collectives fail
   /// instead of waiting for frames that were dropped.
@@ -54,6 +59,7 @@ public:
 private:
   DeliverFrame frame_;
   DeliverLoss loss_;
+  Reply reply_;
   std::map<uint64_t, LinkReceiverHandle> groups_;
   struct Early {
     std::deque<LinkFrameMsg> frames;
@@ -66,7 +72,9 @@ private:
   std::map<uint64_t, Early> early_;
   std::size_t early_bytes_ = 0;  ///< payload bytes over every group in early_
   std::size_t early_frames_ = 0; ///< frames over every group in early_
-  std::set<uint64_t> retired_;  ///< groups unregistered here: their frames are dropped
+  /// Groups unregistered here: their frames are dropped, their announces
+  /// answered with the abort payload each retired with (when it has one).
+  std::map<uint64_t, FrameBytes> retired_;
   std::map<int, PeerLostMsg> lost_;
 };
 

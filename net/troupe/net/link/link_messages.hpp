@@ -49,6 +49,10 @@ using LinkReceiverHandle = caf::typed_actor<caf::reacts_to<LinkFrameMsg>, caf::r
 struct LinkRegisterMsg {
   uint64_t group = 0;
   LinkReceiverHandle actor;
+  /// With a null actor: the payload of the abort frame the link answers a
+  /// peer's announce for this retired group with, so that the peer fails
+  /// that collective at once instead of at its timeout (empty: none).
+  FrameBytes retired_abort{};
 };
 
 // Local-only: frames share their bytes with the sender.

@@ -21,7 +21,7 @@
 
 namespace troupe::testing {
 
-class SimulatedCluster {
+class SimulatedReplicaGroups {
 public:
   using Body = std::function<void(int worker, int replica, internal::ReplicaHandle& handle)>;
 
@@ -29,7 +29,7 @@ public:
   /// `device_of(worker, replica)` names another (workers on GPUs of their own).
   using DeviceOf = std::function<DeviceSpec(int worker, int replica)>;
 
-  SimulatedCluster(Runtime& rt, int workers, int replicas_per_worker, internal::GroupOptions options = {},
+  SimulatedReplicaGroups(Runtime& rt, int workers, int replicas_per_worker, internal::GroupOptions options = {},
                    const DeviceOf& device_of = nullptr)
     : rt_(rt), workers_(workers) {
     auto& sys = rt.impl().system();
@@ -69,7 +69,7 @@ public:
     }
   }
 
-  ~SimulatedCluster() {
+  ~SimulatedReplicaGroups() {
     groups_.clear();
     for (auto& link : links_)
       caf::anon_send_exit(link, caf::exit_reason::user_shutdown);

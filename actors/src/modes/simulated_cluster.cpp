@@ -1,0 +1,342 @@
+// SimulatedCluster: every task of a cluster in one process, each with a
+// Runtime of its own on one simulated actor system, over a simulated network.
+
+#include <troupe/actors/simulated_cluster.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+
+#include <boost/context/fiber.hpp>
+#include <caf/all.hpp>
+
+#include <troupe/actors/modes/runtime_impl.hpp>
+#include <troupe/actors/modes/simulated_task_actor.hpp>
+#include <troupe/core/config.hpp>
+#include <troupe/net/cluster_spec.hpp>
+#include <troupe/net/link/sim_link_actor.hpp>
+#include <troupe/net/link/sim_network.hpp>
+#include <troupe/net/simple_cluster_resolver.hpp>
+
+namespace troupe {
+
+namespace {
+
+// A user's main program: more stack than a replica's fiber.
+constexpr std::size_t task_stack_bytes = std::size_t{8} << 20;
+
+std::string at_seconds(std::chrono::nanoseconds t) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "t=%.3fs", std::chrono::duration<double>(t).count());
+  return buf;
+}
+
+void check_probability(const char* what, double p) {
+  if (!(p >= 0.0 && p <= 1.0))
+    fail(Errc::invalid_argument, std::string("SimulatedFaults::") + what + "(" + std::to_string(p)
+                                   + "): a probability lies in [0, 1]");
+}
+
+void check_time(const char* what, std::chrono::nanoseconds t) {
+  if (t.count() < 0)
+    fail(Errc::invalid_argument, std::string("SimulatedFaults::") + what + ": the time " + at_seconds(t)
+                                   + " is negative; times count from the start of run()");
+}
+
+} // namespace
+
+// -- SimulatedFaults ------------------------------------------------------------
+
+SimulatedFaults& SimulatedFaults::delay(Duration min, Duration max) {
+  check_time("delay", min);
+  if (max < min)
+    fail(Errc::invalid_argument, "SimulatedFaults::delay(" + at_seconds(min) + ", " + at_seconds(max)
+                                   + "): max is below min");
+  rates_.min_delay = min;
+  rates_.max_delay = max;
+  return *this;
+}
+
+SimulatedFaults& SimulatedFaults::drop(double p) {
+  check_probability("drop", p);
+  rates_.drop = p;
+  return *this;
+}
+
+SimulatedFaults& SimulatedFaults::duplicate(double p) {
+  check_probability("duplicate", p);
+  rates_.duplicate = p;
+  return *this;
+}
+
+SimulatedFaults& SimulatedFaults::reorder(double p) {
+  check_probability("reorder", p);
+  rates_.reorder = p;
+  return *this;
+}
+
+SimulatedFaults& SimulatedFaults::lose_failure_notices() {
+  rates_.lose_notices = true;
+  return *this;
+}
+
+SimulatedFaults& SimulatedFaults::partition(std::vector<std::string> side_a, std::vector<std::string> side_b,
+                                            Duration at, std::optional<Duration> heal) {
+  check_time("partition", at);
+  if (heal && *heal < at)
+    fail(Errc::invalid_argument, "SimulatedFaults::partition: it heals at " + at_seconds(*heal)
+                                   + ", before it starts at " + at_seconds(at));
+  partitions_.push_back({std::move(side_a), std::move(side_b), at, heal, "partition"});
+  return *this;
+}
+
+SimulatedFaults& SimulatedFaults::kill(std::string task, Duration at) {
+  check_time("kill", at);
+  kills_.push_back({std::move(task), at});
+  return *this;
+}
+
+SimulatedFaults& SimulatedFaults::freeze(std::string task, Duration at, Duration length) {
+  check_time("freeze", at);
+  check_time("freeze", length);
+  partitions_.push_back({{task}, {}, at, at + length, "freeze of " + task});
+  return *this;
+}
+
+// -- SimulatedCluster -----------------------------------------------------------
+
+struct SimulatedCluster::Impl {
+  std::unique_ptr<internal::RuntimeImpl> host;
+  std::shared_ptr<internal::SimNetwork> network;
+  std::vector<std::optional<Error>> errors;
+  std::vector<bool> killed;
+  bool ran = false;
+  uint64_t trace_hash = 0;
+  uint64_t steps = 0;
+  std::chrono::nanoseconds virtual_time{0};
+};
+
+SimulatedCluster::SimulatedCluster(SimulatedClusterOptions options)
+  : options_(options), random_(options.seed ^ 0x5851f42d4c957f2dull), impl_(std::make_unique<Impl>()) {
+  if (options_.chief < 0 || options_.chief > 1 || options_.workers < 0 || options_.chief + options_.workers < 1
+      || options_.devices_per_worker < 1)
+    fail(Errc::invalid_argument, "SimulatedCluster{.chief = " + std::to_string(options_.chief) + ", .workers = "
+                                   + std::to_string(options_.workers) + ", .devices_per_worker = "
+                                   + std::to_string(options_.devices_per_worker)
+                                   + "}: chief is 0 or 1, there is at least one task, and each has a device");
+  if (options_.deadline.count() <= 0)
+    fail(Errc::invalid_argument, "SimulatedCluster: the deadline must be positive");
+  if (options_.chief == 1)
+    tasks_.push_back("chief:0");
+  for (int w = 0; w < options_.workers; ++w)
+    tasks_.push_back("worker:" + std::to_string(w));
+  impl_->host = std::make_unique<internal::RuntimeImpl>(Simulation{.seed = options_.seed});
+}
+
+SimulatedCluster::~SimulatedCluster() = default;
+
+namespace {
+
+int rank_of(const std::vector<std::string>& tasks, const std::string& task, const char* fault) {
+  auto i = std::find(tasks.begin(), tasks.end(), task);
+  if (i == tasks.end()) {
+    std::string names;
+    for (const auto& t : tasks)
+      names += (names.empty() ? "" : ", ") + t;
+    fail(Errc::invalid_argument, std::string("SimulatedFaults::") + fault + ": no task \"" + task
+                                   + "\" in this cluster (tasks: " + names + ")");
+  }
+  return static_cast<int>(i - tasks.begin());
+}
+
+} // namespace
+
+void SimulatedCluster::run_tasks(const std::function<void(Runtime&, std::size_t)>& body) {
+  if (impl_->ran)
+    fail(Errc::failed_precondition, "SimulatedCluster::run: a SimulatedCluster runs once; make another for the "
+                                    "next run (the same seed replays the same run)");
+  impl_->ran = true;
+  auto& host = *impl_->host;
+  auto& system = host.system();
+  const auto n = tasks_.size();
+  const auto seed_text = "seed " + std::to_string(options_.seed);
+
+  // The network and its faults, by rank.
+  std::vector<internal::SimNetwork::Window> windows;
+  for (const auto& p : faults_.partitions()) {
+    internal::SimNetwork::Window w;
+    for (const auto& t : p.side_a)
+      w.side_a.insert(rank_of(tasks_, t, p.what.c_str()));
+    for (const auto& t : p.side_b)
+      w.side_b.insert(rank_of(tasks_, t, p.what.c_str()));
+    if (p.side_b.empty()) // a freeze: the task against every other
+      for (std::size_t r = 0; r < n; ++r)
+        if (w.side_a.count(static_cast<int>(r)) == 0)
+          w.side_b.insert(static_cast<int>(r));
+    w.from = p.at;
+    w.heal = p.heal;
+    w.what = p.what;
+    windows.push_back(std::move(w));
+  }
+  std::vector<internal::SimNetwork::Kill> kills;
+  for (const auto& k : faults_.kills())
+    kills.push_back({rank_of(tasks_, k.task, "kill"), k.at});
+  const auto peer_timeout = options_.peer_timeout.count() > 0
+                              ? caf::timespan{options_.peer_timeout}
+                              : std::chrono::duration_cast<caf::timespan>(
+                                  std::chrono::duration<double>(knobs().peer_timeout_seconds));
+  const auto& r = faults_.rates();
+  impl_->network = std::make_shared<internal::SimNetwork>(
+    options_.seed ^ 0x9e3779b97f4a7c15ull, tasks_,
+    internal::SimNetwork::Rates{r.min_delay, r.max_delay, r.drop, r.duplicate, r.reorder, r.lose_notices}, std::move(windows),
+    std::move(kills), peer_timeout);
+
+  // The cluster spec every task's resolver describes.
+  ClusterSpec::JobMap jobs;
+  for (const auto& t : tasks_) {
+    const auto job = t.substr(0, t.find(':'));
+    jobs[job].push_back("sim-" + job + "-" + std::to_string(jobs[job].size()) + ":2222"); // never dialled
+  }
+  const ClusterSpec spec(jobs);
+
+  const auto actors_before = system.registry().running();
+  std::vector<internal::SimLinkActorHandle> links;
+  for (std::size_t i = 0; i < n; ++i)
+    links.push_back(system.spawn<internal::SimLinkActor>(static_cast<int>(i), impl_->network));
+
+  std::vector<std::unique_ptr<Runtime>> runtimes;
+  impl_->errors.assign(n, std::nullopt);
+  impl_->killed.assign(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& t = tasks_[i];
+    const auto job = t.substr(0, t.find(':'));
+    const int index = std::stoi(t.substr(t.find(':') + 1));
+    internal::SimulatedTask task;
+    task.host = &host;
+    task.resolver = std::make_shared<SimpleClusterResolver>(
+      spec, SimpleClusterResolverOptions{.task_type = job, .task_id = index});
+    task.membership = {static_cast<int>(i), tasks_, links[i], nullptr, task.resolver};
+    task.logical_cpu_devices = options_.devices_per_worker;
+    task.tpu_slice_cores = options_.logical_tpu_cores;
+    runtimes.push_back(std::unique_ptr<Runtime>(new Runtime(std::make_unique<internal::RuntimeImpl>(task))));
+  }
+
+  auto all_done = std::make_shared<internal::Completion>();
+  auto left = std::make_shared<std::size_t>(n);
+  std::vector<std::shared_ptr<internal::SimTaskOutcome>> outcomes;
+  std::vector<internal::SimulatedTaskActorHandle> actors;
+  for (std::size_t i = 0; i < n; ++i) {
+    outcomes.push_back(std::make_shared<internal::SimTaskOutcome>());
+    // Counts the tasks down on the simulation's thread, as each one ends.
+    outcomes.back()->finished.call_when_set([all_done, left] {
+      if (--*left == 0)
+        all_done->set();
+    });
+    auto* runtime = runtimes[i].get();
+    auto* errors = &impl_->errors;
+    actors.push_back(system.spawn<internal::SimulatedTaskActor>(
+      [&body, runtime, errors, i] {
+        try {
+          body(*runtime, i);
+        } catch (const boost::context::detail::forced_unwind&) {
+          throw; // the task is being torn down: let Boost unwind its stack
+        } catch (const Error& e) {
+          (*errors)[i] = e;
+        } catch (const std::exception& e) {
+          (*errors)[i] = Error(Errc::unknown, e.what());
+        } catch (...) {
+          (*errors)[i] = Error(Errc::unknown, "a non-standard exception");
+        }
+      },
+      // Its process exits once its actors settled (a timer of no delay fires
+      // when nothing can run): the aborts its strategies' groups send as
+      // they stop go out before its bye.
+      outcomes.back(), [link = links[i]] { caf::delayed_anon_send(link, caf::timespan{0}, internal::SimLeaveMsg{}); },
+      task_stack_bytes));
+  }
+
+  // The run starts now: the network's times and the timed faults count from here.
+  const auto start = host.virtual_now();
+  impl_->network->start_at(start);
+  for (auto& link : links)
+    caf::anon_send(link, internal::SimPeersMsg{links});
+  for (const auto& k : faults_.kills()) {
+    const auto rank = static_cast<std::size_t>(rank_of(tasks_, k.task, "kill"));
+    caf::delayed_anon_send(actors[rank], caf::timespan{k.at}, internal::SimTaskKillMsg{});
+  }
+  for (auto& a : actors)
+    caf::anon_send(a, internal::SimTaskStartMsg{});
+
+  std::string hang;
+  try {
+    if (!host.simulate_until(*all_done, start + caf::timespan{options_.deadline}, options_.max_steps,
+                             "every simulated task to return"))
+      hang = host.steps() >= options_.max_steps ? "it took more than " + std::to_string(options_.max_steps)
+                                                    + " actor steps (a livelock?)"
+                                                : "the deadline " + at_seconds(options_.deadline) + " passed";
+  } catch (const Error& e) {
+    hang = e.what();
+  }
+  std::string stuck;
+  if (!hang.empty())
+    for (std::size_t i = 0; i < n; ++i)
+      if (!outcomes[i]->finished.done())
+        stuck += (stuck.empty() ? "" : ", ") + tasks_[i];
+  impl_->virtual_time = host.virtual_now() - start;
+  if (!hang.empty())
+    hang += "; the last event was at " + at_seconds(impl_->virtual_time);
+  for (std::size_t i = 0; i < n; ++i)
+    impl_->killed[i] = outcomes[i]->killed;
+
+  // Teardown: the tasks (a killed or stuck one's function is unwound), their
+  // runtimes, then the network; nothing of the run may be left.
+  for (auto& a : actors)
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  actors.clear();
+  host.drain();
+  runtimes.clear();
+  for (auto& link : links)
+    caf::anon_send_exit(link, caf::exit_reason::user_shutdown);
+  links.clear();
+  host.drain();
+  impl_->trace_hash = host.trace_hash();
+  impl_->steps = host.steps();
+  if (!stuck.empty())
+    fail(Errc::deadlock, "simulated cluster, " + seed_text + ": " + stuck + " did not return (" + hang
+                           + "). Replay it with the same seed");
+  const auto actors_after = system.registry().running();
+  if (actors_after > actors_before)
+    fail(Errc::internal, "simulated cluster, " + seed_text + ": " + std::to_string(actors_after - actors_before)
+                           + " actors of the run are still running after it ended");
+}
+
+std::optional<Error> SimulatedCluster::error_of(std::size_t task) const {
+  if (impl_->killed.at(task) && !impl_->errors.at(task))
+    return Error(Errc::cancelled, tasks_.at(task) + " was killed (simulated fault)");
+  return impl_->errors.at(task);
+}
+
+bool SimulatedCluster::killed(std::size_t task) const {
+  return impl_->killed.at(task);
+}
+
+uint64_t SimulatedCluster::trace_hash() const noexcept {
+  return impl_->trace_hash;
+}
+
+uint64_t SimulatedCluster::steps() const noexcept {
+  return impl_->steps;
+}
+
+std::chrono::nanoseconds SimulatedCluster::virtual_time() const noexcept {
+  return impl_->virtual_time;
+}
+
+SimulatedNetworkCounts SimulatedCluster::network_counts() const noexcept {
+  if (!impl_->network)
+    return {};
+  const auto& c = impl_->network->counts();
+  return {c.frames, c.delayed, c.held, c.dropped, c.duplicated, c.reordered};
+}
+
+} // namespace troupe

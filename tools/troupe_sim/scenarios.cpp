@@ -1,0 +1,385 @@
+#include "scenarios.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <tuple>
+
+#include <unistd.h>
+
+#include <troupe/troupe.hpp>
+
+namespace troupe_sim {
+
+namespace {
+
+using namespace troupe;
+using namespace std::chrono_literals;
+using Sums = std::vector<float>;
+
+bool broken_notices = false;
+bool show_tasks = false;
+
+/// Frames take 50-500 µs: a run spreads over milliseconds of virtual time,
+/// where the timed faults land.
+void spread(SimulatedCluster& sim) {
+  sim.faults().delay(50us, 500us);
+  if (broken_notices)
+    sim.faults().lose_failure_notices();
+}
+
+std::chrono::nanoseconds draw_time(std::mt19937_64& rng, std::chrono::nanoseconds max) {
+  return std::chrono::nanoseconds{std::uniform_int_distribution<int64_t>(0, max.count())(rng)};
+}
+
+int draw(std::mt19937_64& rng, int lo, int hi) {
+  return std::uniform_int_distribution<int>(lo, hi)(rng);
+}
+
+[[noreturn]] void broken(uint64_t seed, const std::string& invariant, const std::string& detail) {
+  fail(Errc::internal, "seed " + std::to_string(seed) + ": invariant \"" + invariant + "\" broken: " + detail);
+}
+
+/// How many floats each step all-reduces: small (direct exchange), mid
+/// (halving-doubling) or large (ring, in pieces) by seed, so that every
+/// algorithm meets the faults.
+int elements_for(uint64_t seed) {
+  static constexpr int sizes[] = {3, 3000, 90'000};
+  return sizes[seed % 3];
+}
+
+/// A user's training-style program: `steps` all-reduces of `elements`
+/// values that depend on the replica and the step; every task returns the
+/// sums' bits.
+Sums all_reduce_steps(Runtime& rt, int steps, int elements) {
+  MultiWorkerMirroredStrategy strategy(rt);
+  Sums out;
+  for (int step = 0; step < steps; ++step) {
+    auto values = strategy.experimental_distribute_values_from_function([=](const ValueContext& ctx) {
+      const auto id = static_cast<float>(ctx.replica_id_in_sync_group);
+      std::vector<float> v(static_cast<size_t>(elements));
+      for (int i = 0; i < elements; ++i)
+        v[static_cast<size_t>(i)] = 0.1f * (id + 1) + 1.0f / (id + 3 + static_cast<float>(step + i % 7));
+      return Tensor::from_vector<float>(v);
+    });
+    auto sums = strategy.run([](const Tensor& v) { return get_replica_context().all_reduce(ReduceOp::SUM, v); },
+                             values);
+    for (const auto& t : strategy.experimental_local_results(sums)) {
+      // Two values of each replica's result: every bit of it would make the
+      // comparison the slow part.
+      const auto all = t.to_vector<float>();
+      out.push_back(all.front());
+      out.push_back(all.back());
+      float sum = 0;
+      for (float x : all)
+        sum += x;
+      out.push_back(sum);
+    }
+  }
+  return out;
+}
+
+bool same_bits(const Sums& a, const Sums& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+/// The fault-free result of `program` on `workers` x `devices`, once per shape.
+template <class Program>
+const Sums& reference(const std::string& key, int workers, int devices, Program program) {
+  static std::map<std::string, Sums> cache;
+  auto i = cache.find(key);
+  if (i != cache.end())
+    return i->second;
+  SimulatedCluster sim({.seed = 0, .workers = workers, .devices_per_worker = devices});
+  auto results = sim.run(program);
+  if (!results.at(0).ok())
+    fail(Errc::internal, "the fault-free run of " + key + " failed: " + results[0].error->what());
+  return cache.emplace(key, *results[0].value).first->second;
+}
+
+/// With --show: what a task's function gave.
+template <class Result>
+void show(uint64_t seed, const Result& r) {
+  if (show_tasks)
+    std::printf("  seed %llu %s: %s\n", static_cast<unsigned long long>(seed), r.task.c_str(),
+                r.killed ? "killed" : r.ok() ? "returned" : r.error->what());
+}
+
+/// The invariants of a run with faults: every task that was not killed
+/// returned the fault-free bits, or (where faults may end the job, `may_fail`)
+/// a named troupe Error of an expected kind. A wrong value is never allowed.
+template <class Results>
+std::string check_outcome(uint64_t seed, const Results& results, const Sums& expected, bool may_fail,
+                          const std::set<Errc>& allowed = {Errc::peer_lost, Errc::cancelled}) {
+  std::set<std::string> failures;
+  for (const auto& r : results) {
+    show(seed, r);
+    if (r.killed)
+      continue;
+    if (r.ok()) {
+      if (!same_bits(*r.value, expected))
+        broken(seed, "results equal the fault-free run's", r.task + " returned other bits");
+      continue;
+    }
+    const std::string why = r.error->what();
+    if (!may_fail)
+      broken(seed, "no fault here may fail the job", r.task + " failed: " + why);
+    if (allowed.count(r.error->code()) == 0)
+      broken(seed, "a survivor gets a named error of the fault", r.task + " failed with "
+                                                                   + std::string(name(r.error->code())) + ": " + why);
+    failures.insert(std::string(name(r.error->code())));
+  }
+  if (failures.empty())
+    return "every task returned the fault-free bits";
+  std::string label = "tasks failed with";
+  for (const auto& f : failures)
+    label += " " + f;
+  return label;
+}
+
+Outcome outcome(const SimulatedCluster& sim, std::string label) {
+  return {std::move(label), sim.steps(), std::chrono::duration<double>(sim.virtual_time()).count(),
+          sim.network_counts().frames};
+}
+
+// -- the scenarios ------------------------------------------------------------
+
+Outcome mwms_kill(uint64_t seed) {
+  SimulatedCluster sim({.seed = seed, .workers = 3, .devices_per_worker = 1 + static_cast<int>(seed / 3 % 2),
+                        .deadline = 10s});
+  spread(sim);
+  const int victim = draw(sim.random(), 0, 2);
+  sim.faults().kill("worker:" + std::to_string(victim), draw_time(sim.random(), 4ms));
+  const int devices = 1 + static_cast<int>(seed / 3 % 2);
+  const int n = elements_for(seed);
+  auto program = [n](Runtime& rt) { return all_reduce_steps(rt, 3, n); };
+  const auto& expected = reference("3x" + std::to_string(devices) + "x" + std::to_string(n), 3, devices, program);
+  auto label = check_outcome(seed, sim.run(program), expected, true);
+  return outcome(sim, label);
+}
+
+Outcome mwms_freeze(uint64_t seed) {
+  SimulatedCluster sim({.seed = seed, .workers = 3, .peer_timeout = 4s, .deadline = 30s});
+  spread(sim);
+  const auto length = draw_time(sim.random(), 8s);
+  sim.faults().freeze("worker:" + std::to_string(draw(sim.random(), 0, 2)), draw_time(sim.random(), 4ms), length);
+  const int n = elements_for(seed);
+  auto program = [n](Runtime& rt) { return all_reduce_steps(rt, 3, n); };
+  const auto& expected = reference("3x1x" + std::to_string(n), 3, 1, program);
+  // A freeze within the peer timeout only delays; past it the others count
+  // the frozen task lost (and it them).
+  auto label = check_outcome(seed, sim.run(program), expected, length > 4s);
+  return outcome(sim, (length > 4s ? "past the peer timeout: " : "within the peer timeout: ") + label);
+}
+
+Outcome mwms_partition_heals(uint64_t seed) {
+  SimulatedCluster sim({.seed = seed, .workers = 4, .peer_timeout = 4s, .deadline = 30s});
+  spread(sim);
+  std::vector<std::string> a, b;
+  const int mask = draw(sim.random(), 1, 14); // a proper, nonempty side
+  for (int w = 0; w < 4; ++w)
+    ((mask >> w) & 1 ? a : b).push_back("worker:" + std::to_string(w));
+  const auto at = draw_time(sim.random(), 4ms);
+  sim.faults().partition(a, b, at, at + draw_time(sim.random(), 4s));
+  const int n = elements_for(seed);
+  auto program = [n](Runtime& rt) { return all_reduce_steps(rt, 3, n); };
+  const auto& expected = reference("4x1x" + std::to_string(n), 4, 1, program);
+  auto label = check_outcome(seed, sim.run(program), expected, false);
+  return outcome(sim, label);
+}
+
+Outcome mwms_duplicate_reorder(uint64_t seed) {
+  SimulatedCluster sim({.seed = seed, .workers = 3, .devices_per_worker = 2, .deadline = 90s});
+  spread(sim);
+  sim.faults().duplicate(0.05).reorder(0.1);
+  const int n = elements_for(seed);
+  auto program = [n](Runtime& rt) { return all_reduce_steps(rt, 3, n); };
+  const auto& expected = reference("3x2x" + std::to_string(n), 3, 2, program);
+  // Beyond what the data plane does: a protocol may refuse such frames
+  // (with a named error), never sum them wrong or hang.
+  auto label = check_outcome(seed, sim.run(program), expected, true,
+                             {Errc::data_loss, Errc::internal, Errc::key_mismatch, Errc::timeout, Errc::cancelled,
+                 Errc::peer_lost});
+  return outcome(sim, label);
+}
+
+/// A replica of one worker throws in one step, before or after its
+/// all-reduce: every task fails within a second of virtual time, far below
+/// the collective timeout, and names that failure (the abort frames carry
+/// it ahead of the failed task's exit). A protocol that lost the aborts
+/// would leave the others with "it shut down", or waiting.
+Outcome mwms_replica_error(uint64_t seed) {
+  SimulatedCluster sim({.seed = seed, .workers = 3, .devices_per_worker = 2, .deadline = 1s});
+  spread(sim);
+  const int bad_worker = draw(sim.random(), 0, 2);
+  const int bad_step = draw(sim.random(), 0, 2);
+  const int bad_replica = draw(sim.random(), 0, 1);
+  const bool after_collective = draw(sim.random(), 0, 1) == 1; // once the others have what they need of it
+  auto results = sim.run([=](Runtime& rt) {
+    MultiWorkerMirroredStrategy strategy(rt);
+    for (int step = 0; step < 3; ++step)
+      strategy.run([&] {
+        auto& ctx = get_replica_context();
+        const bool bad =
+          rt.task_index() == bad_worker && step == bad_step && ctx.replica_id_in_sync_group() % 2 == bad_replica;
+        if (bad && !after_collective)
+          fail(Errc::invalid_argument, "the user's step failed");
+        auto sum = ctx.all_reduce(ReduceOp::SUM, Tensor(1.0f));
+        if (bad)
+          fail(Errc::invalid_argument, "the user's step failed after its all-reduce");
+        return sum;
+      });
+    return Sums{};
+  });
+  // Failing after the last collective, it leaves the others nothing to wait for.
+  const bool others_may_finish = after_collective && bad_step == 2;
+  for (const auto& r : results) {
+    show(seed, r);
+    if (r.ok()) {
+      if (!others_may_finish || r.task == "worker:" + std::to_string(bad_worker))
+        broken(seed, "a failed step fails every task that has a collective after it", r.task + " returned");
+      continue;
+    }
+    // The cause travels in the abort frames, ahead of the failed task's exit.
+    if (std::string(r.error->what()).find("the user's step failed") == std::string::npos)
+      broken(seed, "every task's error names the step that failed", r.task + " failed with: " + r.error->what());
+  }
+  return outcome(sim, others_may_finish ? "the last step failed after its collective" : "every task failed");
+}
+
+/// Workers whose inputs differ in length end the pass together, every one
+/// having summed the same batches, under frame delays.
+Sums uneven_pass(Runtime& rt) {
+  MultiWorkerMirroredStrategy strategy(rt);
+  auto dist = strategy.distribute_datasets_from_function([](const InputContext& ic) {
+    const int64_t n = 5 + 3 * ic.input_pipeline_id();
+    return Dataset::range(n).map([](const Element& e) { return Element(e.tensor().cast(DType::float32)); })
+      .batch(2);
+  });
+  Sums out;
+  for (const auto& x : dist) {
+    auto sums = strategy.run([](const Element& batch) {
+      return get_replica_context().all_reduce(ReduceOp::SUM, reduce_sum(batch.tensor()));
+    }, x);
+    out.push_back(strategy.experimental_local_results(sums).at(0).item<float>());
+  }
+  return out;
+}
+
+Outcome uneven_dataset(uint64_t seed) {
+  SimulatedCluster sim({.seed = seed, .workers = 3, .deadline = 30s});
+  spread(sim);
+  const auto& expected = reference("uneven", 3, 1, uneven_pass);
+  auto label = check_outcome(seed, sim.run(uneven_pass), expected, false);
+  return outcome(sim, label);
+}
+
+/// A training loop that saves a checkpoint every other step into `dir`
+/// (the chief's file), resuming from it when it exists.
+Sums train(Runtime& rt, const std::string& path, int steps) {
+  MultiWorkerMirroredStrategy strategy(rt);
+  Variable w, step;
+  {
+    auto scope = strategy.scope();
+    w = strategy.create_variable(Tensor::from_vector<float>({1.0f, -2.0f}),
+                                 {.name = "w", .aggregation = VariableAggregation::MEAN});
+    step = strategy.create_variable(Tensor(int64_t{0}),
+                                    {.name = "step", .aggregation = VariableAggregation::ONLY_FIRST_REPLICA});
+  }
+  Checkpoint checkpoint({w, step});
+  (void)checkpoint.restore_if_exists(path);
+  while (step.read_value().item<int64_t>() < steps) {
+    strategy.run([&] {
+      auto& ctx = get_replica_context();
+      const auto id = static_cast<float>(ctx.replica_id_in_sync_group());
+      auto grad = w.read_value() * 0.5f + Tensor::from_vector<float>({0.25f * id, -0.125f});
+      w.assign_sub(ctx.all_reduce(ReduceOp::MEAN, grad) * 0.1f);
+      step.assign_add(Tensor(int64_t{1}));
+      return Tensor(0.0f);
+    });
+    if (step.read_value().item<int64_t>() % 2 == 0)
+      checkpoint.save(path);
+  }
+  return w.read_value().to_vector<float>();
+}
+
+/// A fresh folder for one run's checkpoints, removed with it.
+class ScratchDir {
+public:
+  explicit ScratchDir(const std::string& name)
+    : path_(std::filesystem::temp_directory_path() / ("troupe-sim-" + std::to_string(::getpid()) + "-" + name)) {
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  [[nodiscard]] std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+private:
+  std::filesystem::path path_;
+};
+
+/// A job of 6 steps is killed somewhere (a worker or the chief) and run
+/// again from its last checkpoint: the model ends bit for bit as an
+/// uninterrupted job's.
+Outcome checkpoint_resume(uint64_t seed) {
+  static const Sums expected = [] {
+    ScratchDir scratch("reference");
+    const auto path = scratch.file("ckpt");
+    return reference("train", 2, 1, [&](Runtime& rt) { return train(rt, path, 6); });
+  }();
+  ScratchDir scratch(std::to_string(seed));
+  const auto path = scratch.file("ckpt");
+  std::string killed;
+  {
+    SimulatedCluster sim({.seed = seed, .workers = 2, .deadline = 10s});
+    spread(sim);
+    sim.faults().kill("worker:" + std::to_string(draw(sim.random(), 0, 1)), draw_time(sim.random(), 6ms));
+    killed = check_outcome(seed, sim.run([&](Runtime& rt) { return train(rt, path, 6); }), expected, true);
+  }
+  SimulatedCluster resumed({.seed = seed + 1, .workers = 2, .deadline = 10s});
+  spread(resumed);
+  check_outcome(seed, resumed.run([&](Runtime& rt) { return train(rt, path, 6); }), expected, false);
+  return outcome(resumed, "first run: " + killed + "; the resumed run matched");
+}
+
+} // namespace
+
+void lose_failure_notices(bool on) {
+  broken_notices = on;
+}
+
+void show_task_results(bool on) {
+  show_tasks = on;
+}
+
+const std::vector<Scenario>& scenarios() {
+  static const std::vector<Scenario> all{
+    {"mwms-kill", "MultiWorkerMirroredStrategy, 3 workers: one is killed at a random time; the others return "
+                  "the fault-free bits or fail with peer_lost", mwms_kill},
+    {"mwms-freeze", "a worker frozen for up to twice the peer timeout: within it nothing changes, past it "
+                    "everyone fails with peer_lost", mwms_freeze},
+    {"mwms-partition-heals", "4 workers split in two for less than the peer timeout: the run only takes longer",
+     mwms_partition_heals},
+    {"mwms-duplicate-reorder", "frames duplicated (5%) and held back (10%): the fault-free bits or a named error, "
+                               "never a wrong sum or a hang", mwms_duplicate_reorder},
+    {"mwms-replica-error", "a replica's step throws: every task fails within a second of virtual time",
+     mwms_replica_error},
+    {"checkpoint-resume", "2 workers training 6 steps with a checkpoint every 2: one is killed, the job runs "
+                          "again from the checkpoint and ends with the uninterrupted job's bits", checkpoint_resume},
+    {"uneven-dataset", "workers with 5, 8 and 11 elements end their pass together, with the fault-free sums",
+     uneven_dataset},
+  };
+  return all;
+}
+
+} // namespace troupe_sim
