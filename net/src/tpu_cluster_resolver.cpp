@@ -27,17 +27,16 @@ std::string checked_tpu_name(std::string tpu) {
 
 } // namespace
 
-TPUClusterResolver::TPUClusterResolver(std::string tpu)
-  : TPUClusterResolver(checked_tpu_name(std::move(tpu)), TFConfigClusterResolver()) {}
+TPUClusterResolver::TPUClusterResolver(std::string tpu) : TPUClusterResolver(std::move(tpu), TFConfigClusterResolver()) {}
 
 TPUClusterResolver TPUClusterResolver::from_tf_config(std::string tpu, std::string_view tf_config) {
-  auto name = checked_tpu_name(std::move(tpu));
+  auto name = checked_tpu_name(std::move(tpu)); // before TF_CONFIG is read: the name's error comes first
   return TPUClusterResolver(std::move(name),
                             TFConfigClusterResolver::from_json(tf_config.empty() ? "{}" : tf_config));
 }
 
 TPUClusterResolver::TPUClusterResolver(std::string tpu, const ClusterResolver& tf_config)
-  : tpu_(std::move(tpu)), state_(std::make_shared<TpuSystemState>()) {
+  : tpu_(checked_tpu_name(std::move(tpu))), state_(std::make_shared<TpuSystemState>()) {
   auto cluster = tf_config.cluster_spec();
   if (cluster.empty())
     return; // a local TPU

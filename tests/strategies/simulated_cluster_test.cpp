@@ -195,3 +195,28 @@ TEST_CASE("SimulatedFaults refuses faults that name no task or no time", "[simul
   CHECK_THROWS_WITH(sim.run([](Runtime&) {}), Catch::Contains("no task \"worker:7\"")
                                                  && Catch::Contains("worker:0, worker:1"));
 }
+
+TEST_CASE("TPUStrategy over two simulated hosts runs as it does across processes", "[simulated_cluster][tpu]") {
+  SimulatedCluster sim({.seed = 13, .workers = 2, .logical_tpu_cores = 8});
+  sim.faults().delay(10us, 200us);
+  auto results = sim.run([](Runtime& rt) {
+    // The program of a real host: the runtime's cluster, as TF_CONFIG gives it there.
+    TPUClusterResolver resolver("", *rt.cluster_resolver());
+    const auto topology = initialize_tpu_system(rt, resolver);
+    TPUStrategy tpu(rt, resolver);
+    auto sums = tpu.run([] {
+      auto& ctx = get_replica_context();
+      return ctx.all_reduce(ReduceOp::SUM, Tensor(static_cast<int64_t>(ctx.replica_id_in_sync_group())));
+    });
+    std::vector<int64_t> out{topology.num_tasks(), topology.num_tpus_per_task(), tpu.num_replicas_in_sync()};
+    for (const auto& t : tpu.experimental_local_results(sums))
+      out.push_back(t.item<int64_t>());
+    return out;
+  });
+  for (const auto& r : results) {
+    INFO(r.task << (r.error ? std::string(": ") + r.error->what() : ""));
+    REQUIRE(r.ok());
+    // 2 hosts of 4 cores, 8 replicas whose ids sum to 28, on each host's 4 replicas.
+    CHECK(*r.value == std::vector<int64_t>{2, 4, 8, 28, 28, 28, 28});
+  }
+}

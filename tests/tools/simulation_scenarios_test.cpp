@@ -67,7 +67,8 @@ TEST_CASE("troupe-sim catches a deliberately broken protocol and prints the line
   INFO(broken.out() << broken.err());
   CHECK(broken.exit_code() == 1);
   CHECK_THAT(broken.out(), Contains("did not return (the deadline t=1.000s passed")
-                             && Contains("replay: TROUPE_SIM_SEED=1 troupe-sim mwms-replica-error --lose-failure-notices"));
+                             && Contains("replay: TROUPE_SIM_SEED=1 troupe-sim mwms-replica-error "
+                                         "--lose-failure-notices"));
   // The replay line runs that one seed, and fails the same way.
   testing::TestProcess replay({TROUPE_SIM_PROGRAM, "mwms-replica-error", "--lose-failure-notices"},
                               {{"TROUPE_SIM_SEED", "1"}});

@@ -88,14 +88,16 @@ bool same_bits(const Sums& a, const Sums& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-/// The fault-free result of `program` on `workers` x `devices`, once per shape.
+/// The fault-free result of `program` on a cluster of `shape` (its seed
+/// and faults aside), computed once per key.
 template <class Program>
-const Sums& reference(const std::string& key, int workers, int devices, Program program) {
+const Sums& reference(const std::string& key, SimulatedClusterOptions shape, Program program) {
   static std::map<std::string, Sums> cache;
   auto i = cache.find(key);
   if (i != cache.end())
     return i->second;
-  SimulatedCluster sim({.seed = 0, .workers = workers, .devices_per_worker = devices});
+  shape.seed = 0;
+  SimulatedCluster sim(shape);
   auto results = sim.run(program);
   if (!results.at(0).ok())
     fail(Errc::internal, "the fault-free run of " + key + " failed: " + results[0].error->what());
@@ -158,7 +160,8 @@ Outcome mwms_kill(uint64_t seed) {
   const int devices = 1 + static_cast<int>(seed / 3 % 2);
   const int n = elements_for(seed);
   auto program = [n](Runtime& rt) { return all_reduce_steps(rt, 3, n); };
-  const auto& expected = reference("3x" + std::to_string(devices) + "x" + std::to_string(n), 3, devices, program);
+  const auto& expected = reference("3x" + std::to_string(devices) + "x" + std::to_string(n),
+                                   {.workers = 3, .devices_per_worker = devices}, program);
   auto label = check_outcome(seed, sim.run(program), expected, true);
   return outcome(sim, label);
 }
@@ -170,7 +173,7 @@ Outcome mwms_freeze(uint64_t seed) {
   sim.faults().freeze("worker:" + std::to_string(draw(sim.random(), 0, 2)), draw_time(sim.random(), 4ms), length);
   const int n = elements_for(seed);
   auto program = [n](Runtime& rt) { return all_reduce_steps(rt, 3, n); };
-  const auto& expected = reference("3x1x" + std::to_string(n), 3, 1, program);
+  const auto& expected = reference("3x1x" + std::to_string(n), {.workers = 3, .devices_per_worker = 1}, program);
   // A freeze within the peer timeout only delays; past it the others count
   // the frozen task lost (and it them).
   auto label = check_outcome(seed, sim.run(program), expected, length > 4s);
@@ -188,7 +191,7 @@ Outcome mwms_partition_heals(uint64_t seed) {
   sim.faults().partition(a, b, at, at + draw_time(sim.random(), 4s));
   const int n = elements_for(seed);
   auto program = [n](Runtime& rt) { return all_reduce_steps(rt, 3, n); };
-  const auto& expected = reference("4x1x" + std::to_string(n), 4, 1, program);
+  const auto& expected = reference("4x1x" + std::to_string(n), {.workers = 4, .devices_per_worker = 1}, program);
   auto label = check_outcome(seed, sim.run(program), expected, false);
   return outcome(sim, label);
 }
@@ -199,7 +202,7 @@ Outcome mwms_duplicate_reorder(uint64_t seed) {
   sim.faults().duplicate(0.05).reorder(0.1);
   const int n = elements_for(seed);
   auto program = [n](Runtime& rt) { return all_reduce_steps(rt, 3, n); };
-  const auto& expected = reference("3x2x" + std::to_string(n), 3, 2, program);
+  const auto& expected = reference("3x2x" + std::to_string(n), {.workers = 3, .devices_per_worker = 2}, program);
   // Beyond what the data plane does: a protocol may refuse such frames
   // (with a named error), never sum them wrong or hang.
   auto label = check_outcome(seed, sim.run(program), expected, true,
@@ -274,7 +277,7 @@ Sums uneven_pass(Runtime& rt) {
 Outcome uneven_dataset(uint64_t seed) {
   SimulatedCluster sim({.seed = seed, .workers = 3, .deadline = 30s});
   spread(sim);
-  const auto& expected = reference("uneven", 3, 1, uneven_pass);
+  const auto& expected = reference("uneven", {.workers = 3, .devices_per_worker = 1}, uneven_pass);
   auto label = check_outcome(seed, sim.run(uneven_pass), expected, false);
   return outcome(sim, label);
 }
@@ -335,7 +338,7 @@ Outcome checkpoint_resume(uint64_t seed) {
   static const Sums expected = [] {
     ScratchDir scratch("reference");
     const auto path = scratch.file("ckpt");
-    return reference("train", 2, 1, [&](Runtime& rt) { return train(rt, path, 6); });
+    return reference("train", {.workers = 2}, [&](Runtime& rt) { return train(rt, path, 6); });
   }();
   ScratchDir scratch(std::to_string(seed));
   const auto path = scratch.file("ckpt");
@@ -350,6 +353,37 @@ Outcome checkpoint_resume(uint64_t seed) {
   spread(resumed);
   check_outcome(seed, resumed.run([&](Runtime& rt) { return train(rt, path, 6); }), expected, false);
   return outcome(resumed, "first run: " + killed + "; the resumed run matched");
+}
+
+/// A TPU slice of 8 cores over two hosts, each host's program as a real
+/// host runs it: 3 steps of a cross-host all-reduce.
+Sums tpu_steps(Runtime& rt) {
+  TPUClusterResolver resolver("", *rt.cluster_resolver());
+  (void)initialize_tpu_system(rt, resolver);
+  TPUStrategy tpu(rt, resolver);
+  Sums out;
+  for (int step = 0; step < 3; ++step) {
+    auto sums = tpu.run([step] {
+      auto& ctx = get_replica_context();
+      const auto id = static_cast<float>(ctx.replica_id_in_sync_group());
+      return ctx.all_reduce(ReduceOp::SUM, Tensor::from_vector<float>({id / 3.0f, 1.0f / (id + 1 + step)}));
+    });
+    for (const auto& t : tpu.experimental_local_results(sums))
+      for (float x : t.to_vector<float>())
+        out.push_back(x);
+  }
+  return out;
+}
+
+Outcome tpu_two_hosts(uint64_t seed) {
+  SimulatedCluster sim({.seed = seed, .workers = 2, .logical_tpu_cores = 8, .deadline = 10s});
+  spread(sim);
+  // Half the seeds kill a host somewhere in the run.
+  if (seed % 2 == 1)
+    sim.faults().kill("worker:" + std::to_string(draw(sim.random(), 0, 1)), draw_time(sim.random(), 3ms));
+  const auto& expected = reference("tpu", {.workers = 2, .logical_tpu_cores = 8}, tpu_steps);
+  auto label = check_outcome(seed, sim.run(tpu_steps), expected, seed % 2 == 1);
+  return outcome(sim, label);
 }
 
 } // namespace
@@ -376,6 +410,8 @@ const std::vector<Scenario>& scenarios() {
      mwms_replica_error},
     {"checkpoint-resume", "2 workers training 6 steps with a checkpoint every 2: one is killed, the job runs "
                           "again from the checkpoint and ends with the uninterrupted job's bits", checkpoint_resume},
+    {"tpu-two-hosts", "TPUStrategy over a slice of 8 cores on two hosts; every other seed kills a host: the "
+                      "fault-free bits or peer_lost", tpu_two_hosts},
     {"uneven-dataset", "workers with 5, 8 and 11 elements end their pass together, with the fault-free sums",
      uneven_dataset},
   };

@@ -188,7 +188,8 @@ void SimulatedCluster::run_tasks(const std::function<void(Runtime&, std::size_t)
   const auto& r = faults_.rates();
   impl_->network = std::make_shared<internal::SimNetwork>(
     options_.seed ^ 0x9e3779b97f4a7c15ull, tasks_,
-    internal::SimNetwork::Rates{r.min_delay, r.max_delay, r.drop, r.duplicate, r.reorder, r.lose_notices}, std::move(windows),
+    internal::SimNetwork::Rates{r.min_delay, r.max_delay, r.drop, r.duplicate, r.reorder, r.lose_notices},
+    std::move(windows),
     std::move(kills), peer_timeout);
 
   // The cluster spec every task's resolver describes.

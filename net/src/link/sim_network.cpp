@@ -101,7 +101,8 @@ std::vector<SimNetwork::Verdict> SimNetwork::verdicts_for(int rank) const {
     if (w.heal && *w.heal - w.from <= peer_timeout_)
       continue;
     const auto at = w.from + peer_timeout_;
-    const std::set<int>* other = w.side_a.count(rank) != 0 ? &w.side_b : w.side_b.count(rank) != 0 ? &w.side_a : nullptr;
+    const std::set<int>* other =
+      w.side_a.count(rank) != 0 ? &w.side_b : w.side_b.count(rank) != 0 ? &w.side_a : nullptr;
     if (other == nullptr)
       continue;
     for (int lost : *other)

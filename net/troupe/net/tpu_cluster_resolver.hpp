@@ -32,6 +32,12 @@ public:
   /// Reads TF_CONFIG from the environment (see the class comment).
   explicit TPUClusterResolver(std::string tpu = "");
 
+  /// The slice over the cluster `cluster` describes, as this task sees it:
+  /// `TPUClusterResolver("", *rt.cluster_resolver())` is the same in a
+  /// TF_CONFIG cluster and in a task of a SimulatedCluster, which has no
+  /// TF_CONFIG of its own.
+  TPUClusterResolver(std::string tpu, const ClusterResolver& cluster);
+
   /// As the constructor, with `tf_config` in place of the environment's
   /// TF_CONFIG (for tests and embedding; "" or "{}" is no cluster).
   [[nodiscard]] static TPUClusterResolver from_tf_config(std::string tpu, std::string_view tf_config);
@@ -68,8 +74,6 @@ public:
 
 private:
   struct TpuSystemState;
-
-  TPUClusterResolver(std::string tpu, const ClusterResolver& tf_config);
 
   std::string tpu_;
   ClusterSpec cluster_;
