@@ -242,6 +242,8 @@ void CrossWorkerCollectives::start_algorithms(const CollectiveKey& key, Key& sta
                             {setup_.direct_exchange_max_bytes, setup_.halving_doubling_max_bytes});
         pack.link = std::make_unique<PackLink>(*this, key, static_cast<uint32_t>(state.packs.size() - 1));
         pack.algorithm = make_all_reduce(choice, *pack.link, rank(), size(), std::move(flat), setup_.ring, pack.reduced);
+        if (state.packs.size() == 1 && algorithm_chosen_)
+          algorithm_chosen_(key, name(choice.algorithm));
       }
     } else if (state.kind == CollectiveKind::broadcast) {
       // From rank 0 (the chief); the others expect their own fingerprint's
@@ -252,6 +254,8 @@ void CrossWorkerCollectives::start_algorithms(const CollectiveKey& key, Key& sta
       pack.link = std::make_unique<PackLink>(*this, key, 0);
       pack.algorithm = std::make_unique<PeerBroadcast>(*pack.link, rank(), size(), 0, frame_of(block),
                                                        block_bytes(state.mine), setup_.max_frame_bytes);
+      if (algorithm_chosen_)
+        algorithm_chosen_(key, "broadcast");
     } else {
       // all_gather: this worker's tensors as one block, the others' sizes from their announces.
       auto block = to_block(state.local);
@@ -263,6 +267,8 @@ void CrossWorkerCollectives::start_algorithms(const CollectiveKey& key, Key& sta
       pack.link = std::make_unique<PackLink>(*this, key, 0);
       pack.algorithm =
         std::make_unique<PeerAllGather>(*pack.link, rank(), size(), frame_of(block), sizes, setup_.max_frame_bytes);
+      if (algorithm_chosen_)
+        algorithm_chosen_(key, "all-gather");
     }
     for (auto& pack : state.packs)
       pack.algorithm->start();

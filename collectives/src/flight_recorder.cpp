@@ -38,17 +38,27 @@ void FlightRecorder::begin(const CollectiveKey& key, const CollectiveFingerprint
   count_ = std::min(count_ + 1, ring_.size());
 }
 
-void FlightRecorder::end(const CollectiveKey& key, int64_t now_ns, std::optional<Errc> failure) {
+FlightRecorder::Entry* FlightRecorder::open_entry(const CollectiveKey& key) {
   // The newest entry of `key` that is still open (collectives end soon after they begin).
   for (std::size_t i = 0; i < count_; ++i) {
     auto& e = ring_[(next_ + ring_.size() - 1 - i) % ring_.size()];
-    if (e.key == key && e.state == State::open) {
-      e.end_ns = now_ns;
-      e.state = failure ? State::failed : State::done;
-      if (failure)
-        e.code = *failure;
-      return;
-    }
+    if (e.key == key && e.state == State::open)
+      return &e;
+  }
+  return nullptr;
+}
+
+void FlightRecorder::set_algorithm(const CollectiveKey& key, const char* algorithm) {
+  if (auto* e = open_entry(key))
+    e->algorithm = algorithm;
+}
+
+void FlightRecorder::end(const CollectiveKey& key, int64_t now_ns, std::optional<Errc> failure) {
+  if (auto* e = open_entry(key)) {
+    e->end_ns = now_ns;
+    e->state = failure ? State::failed : State::done;
+    if (failure)
+      e->code = *failure;
   }
 }
 
@@ -62,7 +72,7 @@ std::string FlightRecorder::render(const std::string& why,
     if (e.kind == CollectiveKind::all_reduce)
       out += "(" + std::string(name(e.op)) + ")";
     out += " of " + std::to_string(e.tensors) + " tensor" + (e.tensors == 1 ? "" : "s") + ", "
-           + std::to_string(e.bytes) + " bytes: ";
+           + std::to_string(e.bytes) + " bytes" + (e.algorithm ? std::string(", ") + e.algorithm : "") + ": ";
     switch (e.state) {
       case State::done:
         out += "done in " + milliseconds(e.end_ns - e.start_ns);

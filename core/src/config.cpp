@@ -110,7 +110,7 @@ struct KnobDef {
   void (*apply)(Knobs& knobs, const char* env, std::string_view value);
 };
 
-const std::array<KnobDef, 27> knob_defs{{
+const std::array<KnobDef, 28> knob_defs{{
   {{"TROUPE_LOG", "warning",
     "Log level: error, warning, info or debug (case-insensitive)."},
    [](Knobs& k, const char* env, std::string_view v) { k.log_level = parse_level(env, v); }},
@@ -138,6 +138,11 @@ const std::array<KnobDef, 27> knob_defs{{
     "A directory where each task also appends its flight recorder blocks, to "
     "flight-<task>-<pid>.txt (empty: the log only)."},
    [](Knobs& k, const char*, std::string_view v) { k.flight_recorder_dir = std::string(v); }},
+  {{"TROUPE_TRACE", "",
+    "A file where the process writes its timeline as Chrome trace events (chrome://tracing, Perfetto): "
+    "steps, collectives, input waits, scheduled functions, checkpoint writes; troupe-launch merges its "
+    "tasks' files into this one (empty: none)."},
+   [](Knobs& k, const char*, std::string_view v) { k.trace_path = std::string(v); }},
   {{"TROUPE_FIBER_STACK_KIB", "1024",
     "Stack of each replica fiber in KiB (>= 64); reserved, and committed only as the function uses it."},
    [](Knobs& k, const char* env, std::string_view v) {

@@ -134,7 +134,7 @@ bool log_enabled(LogLevel level, std::string_view component) noexcept {
 }
 
 const std::vector<std::string_view>& troupe_log_components() noexcept {
-  static const std::vector<std::string_view> names{"coll", "data", "kernels", "net", "tpu"};
+  static const std::vector<std::string_view> names{"coll", "data", "kernels", "net", "trace", "tpu"};
   return names;
 }
 

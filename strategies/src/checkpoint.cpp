@@ -7,7 +7,10 @@
 #include <set>
 
 #include <troupe/actors/ps/worker_context.hpp>
+#include <troupe/actors/runtime.hpp>
+#include <troupe/actors/runtime/executor.hpp>
 #include <troupe/core/errors.hpp>
+#include <troupe/core/timeline.hpp>
 #include <troupe/strategies/checkpoint_files.hpp>
 #include <troupe/strategies/checkpoint_format.hpp>
 #include <troupe/strategies/context_frame.hpp>
@@ -24,6 +27,35 @@ using internal::describe;
 using internal::quote;
 
 namespace {
+
+/// Writes the checkpoint file, as a span on the task's checkpoint track of
+/// the timeline (the runtime of `strategy`, the variables' own).
+void write_file(const Strategy* strategy, const std::string& path,
+                const std::vector<std::pair<std::string, Tensor>>& entries) {
+  auto* runtime = strategy != nullptr ? strategy->extended().runtime() : nullptr;
+  auto& timeline = internal::Timeline::process();
+  if (runtime == nullptr || !timeline.on()) {
+    internal::write_checkpoint_file(path, entries);
+    return;
+  }
+  auto& executor = runtime->executor();
+  const auto began = executor.now();
+  std::size_t bytes = 0;
+  for (const auto& [name, value] : entries)
+    bytes += value.nbytes();
+  auto trace = [&](const std::string& outcome) {
+    timeline.span(executor.trace_pid(), internal::Timeline::checkpoint_track, "checkpoint save", "checkpoint", began,
+                  executor.now(), "\"path\": " + internal::Timeline::quoted(path) + ", \"bytes\": "
+                                    + std::to_string(bytes) + ", \"outcome\": " + internal::Timeline::quoted(outcome));
+  };
+  try {
+    internal::write_checkpoint_file(path, entries);
+  } catch (const std::exception& e) {
+    trace(e.what());
+    throw;
+  }
+  trace("ok");
+}
 
 void require_cross_replica_context(const char* method) {
   const auto* frame = detail::current_context_frame();
@@ -362,7 +394,9 @@ void Checkpoint::save(const std::string& path) const {
   }
   const std::vector<std::pair<std::string, Tensor>> entries(values.begin(), values.end());
   if (cluster == nullptr) {
-    internal::write_checkpoint_file(path, entries);
+    const Strategy* owner = variables_.empty() ? nullptr : internal::VariableAccess::state(variables_.begin()->second,
+                                                                                            "Checkpoint::save").strategy;
+    write_file(owner, path, entries);
     return;
   }
   // Only the chief writes: workers writing one shared path would race on
@@ -372,7 +406,7 @@ void Checkpoint::save(const std::string& path) const {
   ChiefReport mine;
   if (worker == 0) {
     try {
-      internal::write_checkpoint_file(path, entries);
+      write_file(cluster, path, entries);
     } catch (const Error& e) {
       own = e;
     } catch (const std::exception& e) {

@@ -444,7 +444,7 @@ TEST_CASE("a collective a worker reaches too late warns, times out naming it, an
   // The flight recorder: worker:0's block at the stall and at the timeout,
   // with the collective still open and whom it waits for, in its log and file.
   CHECK_THAT(r.err, Contains("flight recorder (") && Contains(" is stalled after 0.3s): the last 1 collectives")
-                      && Contains("all_reduce(SUM) of 1 tensor, 4 bytes: open for ")
+                      && Contains("all_reduce(SUM) of 1 tensor, 4 bytes, direct-exchange: open for ")
                       && Contains(", waiting for task worker:1 has not issued it"));
   std::string file;
   for (const auto& entry : std::filesystem::directory_iterator(records.file(".")))
@@ -711,7 +711,7 @@ TEST_CASE("a task whose peers never start fails after the init timeout naming th
                                     + " within 2s (TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS)"));
   // A component name troupe does not use is said at start, not ignored.
   CHECK_THAT(lonely.err(), Contains("[troupe W task=0 log] TROUPE_LOG_COMPONENTS names \"bogus\", none of troupe's "
-                                    "components (coll, data, kernels, net, tpu)"));
+                                    "components (coll, data, kernels, net, trace, tpu)"));
   // While it waits it says so (every quarter of a short init timeout), in lines naming its task.
   CHECK_THAT(lonely.err(), Contains("[troupe W task=worker:1 net] task worker:1 is waiting for task worker:0 at 127.0.0.1:"
                                     + std::to_string(p0) + " to start (") && Contains(" of 2 s, TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS)"));

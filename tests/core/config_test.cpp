@@ -186,7 +186,7 @@ TEST_CASE("the knob table lists every variable with its default and help", "[cor
   CHECK(names == std::set<std::string>{
                    "TROUPE_LOG", "TROUPE_LOG_COMPONENTS", "TROUPE_COLLECTIVE_TIMEOUT_SECONDS",
                    "TROUPE_STALL_WARNING_SECONDS", "TROUPE_FLIGHT_RECORDER_ENTRIES",
-                   "TROUPE_FLIGHT_RECORDER_DIR", "TROUPE_FIBER_STACK_KIB",
+                   "TROUPE_FLIGHT_RECORDER_DIR", "TROUPE_TRACE", "TROUPE_FIBER_STACK_KIB",
                    "TROUPE_LOCAL_REDUCE_SPLIT_BYTES", "TROUPE_HOST_CACHE_MIB", "TROUPE_IDLE_POLLS",
                    "TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS", "TROUPE_PEER_HEARTBEAT_SECONDS",
                    "TROUPE_PEER_TIMEOUT_SECONDS", "TROUPE_DATA_PORT_OFFSET", "TROUPE_CLUSTER_TOKEN", "TROUPE_CLUSTER_TOKEN_FILE",
@@ -268,7 +268,7 @@ TEST_CASE("TROUPE_LOG_COMPONENTS names that are none of troupe's components get 
   CHECK(troupe::unknown_log_components_warning("coll, net,data,kernels").empty());
   const auto warning = troupe::unknown_log_components_warning("coll,bogus,nett");
   CHECK(warning.find("TROUPE_LOG_COMPONENTS names \"bogus\", \"nett\", none of troupe's components "
-                     "(coll, data, kernels, net, tpu)") == 0);
+                     "(coll, data, kernels, net, trace, tpu)") == 0);
 }
 
 TEST_CASE("TROUPE_LOG evaluates its stream only when the line is enabled", "[core][config][log]") {

@@ -1,11 +1,26 @@
 # Runs PROGRAM as 2 workers of a real cluster under LAUNCHER ("real") and as
 # a simulated cluster in one process ("simulate"): every worker's line must be
 # the same in both (the same bits), and the seeds with faults must pass.
+# With TROUPE_TRACE, the launcher merges the tasks' timelines into one file.
+file(REMOVE ${WORK}/timeline.json)
+file(MAKE_DIRECTORY ${WORK})
+set(ENV{TROUPE_TRACE} ${WORK}/timeline.json)
 execute_process(COMMAND ${LAUNCHER} --workers 2 --timeout-seconds 100 -- ${PROGRAM} real
                 OUTPUT_VARIABLE real_out ERROR_VARIABLE real_err RESULT_VARIABLE real_rc TIMEOUT 110)
+unset(ENV{TROUPE_TRACE})
 if(NOT real_rc EQUAL 0)
   message(FATAL_ERROR "the real cluster exited with ${real_rc}:\n${real_out}\n${real_err}")
 endif()
+if(NOT real_err MATCHES "troupe-launch: timeline of 2 tasks in ")
+  message(FATAL_ERROR "no merged timeline:\n${real_err}")
+endif()
+file(READ ${WORK}/timeline.json timeline)
+foreach(needed "\"worker:0\"" "\"worker:1\"" "\"all_reduce\"" "\"input wait\"" "step (strategy.run #")
+  string(FIND "${timeline}" "${needed}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "the merged timeline has no ${needed}")
+  endif()
+endforeach()
 execute_process(COMMAND ${PROGRAM} simulate --workers 2 --seeds 1-${SEEDS}
                 OUTPUT_VARIABLE sim_out ERROR_VARIABLE sim_err RESULT_VARIABLE sim_rc TIMEOUT 110)
 if(NOT sim_rc EQUAL 0)

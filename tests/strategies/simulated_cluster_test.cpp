@@ -1,13 +1,22 @@
 // SimulatedCluster: a user's multi-worker program run as every task of a
 // cluster in one process, under the seeded simulation, with network faults.
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include <unistd.h>
 
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <troupe/core/timeline.hpp>
 #include <troupe/troupe.hpp>
 
 using namespace troupe;
@@ -218,5 +227,73 @@ TEST_CASE("TPUStrategy over two simulated hosts runs as it does across processes
     REQUIRE(r.ok());
     // 2 hosts of 4 cores, 8 replicas whose ids sum to 28, on each host's 4 replicas.
     CHECK(*r.value == std::vector<int64_t>{2, 4, 8, 28, 28, 28, 28});
+  }
+}
+
+TEST_CASE("a simulated cluster's timeline has every task's steps and collectives on every replica, in virtual time",
+          "[simulated_cluster][timeline]") {
+  const auto path = (std::filesystem::temp_directory_path()
+                     / ("troupe-timeline-" + std::to_string(::getpid()) + ".json")).string();
+  SimulatedCluster sim({.seed = 5, .workers = 3, .devices_per_worker = 2, .trace_path = path});
+  sim.faults().delay(100us, 300us);
+  auto results = sim.run(program);
+  for (const auto& r : results)
+    REQUIRE(r.ok());
+  std::ifstream in(path);
+  REQUIRE(in);
+  const auto trace = nlohmann::json::parse(in);
+  std::filesystem::remove(path);
+  REQUIRE(trace.contains("traceEvents"));
+  const auto virtual_us = std::chrono::duration_cast<std::chrono::microseconds>(sim.virtual_time()).count();
+  std::map<int, std::string> processes;
+  std::map<std::pair<int, int>, std::vector<std::pair<int64_t, int64_t>>> spans; // per track: [ts, end)
+  std::map<std::pair<int, int>, std::set<std::string>> collectives;           // per track: keys
+  std::map<std::pair<int, int>, int> steps;
+  for (const auto& e : trace["traceEvents"]) {
+    const auto ph = e.at("ph").get<std::string>();
+    REQUIRE((ph == "X" || ph == "M"));
+    const auto track = std::make_pair(e.at("pid").get<int>(), e.at("tid").get<int>());
+    if (ph == "M") {
+      if (e.at("name") == "process_name")
+        processes[track.first] = e.at("args").at("name").get<std::string>();
+      continue;
+    }
+    const auto ts = e.at("ts").get<int64_t>();
+    const auto dur = e.at("dur").get<int64_t>();
+    CHECK(ts >= 0);
+    CHECK(dur >= 0);
+    CHECK(ts + dur <= virtual_us); // virtual time, from the run's start at 0
+    spans[track].emplace_back(ts, ts + dur);
+    if (e.at("cat") == "collective")
+      collectives[track].insert(e.at("args").at("key").get<std::string>());
+    if (e.at("cat") == "step")
+      ++steps[track];
+  }
+  CHECK(processes == std::map<int, std::string>{{0, "worker:0"}, {1, "worker:1"}, {2, "worker:2"}});
+  // Spans on one track nest: each starts after the one before ends, or inside it.
+  for (auto& [track, list] : spans) {
+    std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : a.second > b.second;
+    });
+    std::vector<std::pair<int64_t, int64_t>> open;
+    for (const auto& s : list) {
+      while (!open.empty() && open.back().second <= s.first)
+        open.pop_back();
+      INFO("pid " << track.first << " tid " << track.second << " span [" << s.first << ", " << s.second << ")");
+      if (!open.empty())
+        CHECK(s.second <= open.back().second);
+      open.push_back(s);
+    }
+  }
+  // The strategy's replicas (group 1): 3 steps each, and the same collectives on all 6.
+  std::vector<std::pair<int, int>> replicas;
+  for (int pid = 0; pid < 3; ++pid)
+    for (int replica = 0; replica < 2; ++replica)
+      replicas.emplace_back(pid, internal::Timeline::replica_track(1, replica));
+  for (const auto& track : replicas) {
+    INFO("pid " << track.first << " tid " << track.second);
+    CHECK(steps[track] == 3);
+    CHECK(collectives[track].size() == 3);
+    CHECK(collectives[track] == collectives[replicas.front()]);
   }
 }

@@ -23,6 +23,7 @@
 #include "port_picker.hpp"
 #include "supervisor.hpp"
 #include "tf_config.hpp"
+#include "timeline_merge.hpp"
 
 #include <troupe/actors/gpu/gpu_backend.hpp>
 
@@ -53,14 +54,21 @@ int run_local(const Options& opts) {
                        visible_gpus(visible != nullptr ? std::optional<std::string>{visible} : std::nullopt, count),
                        visible != nullptr ? "CUDA_VISIBLE_DEVICES=" + std::string{visible} : "this machine");
   }
+  // TROUPE_TRACE=path: each task writes a part, merged into path at the end.
+  const char* trace = std::getenv("TROUPE_TRACE");
+  const std::string timeline = trace != nullptr ? trace : "";
   std::vector<TaskLaunch> launches;
+  std::vector<std::string> task_names;
   for (const TaskId& task : shape.tasks()) {
+    task_names.push_back(task.name());
     std::vector<std::string> variables{"TF_CONFIG=" + tf_config_json(cluster, task), "TROUPE_TASK_NAME=" + task.name(),
                                        std::string(cluster_token_variable) + "=" + token};
     if (auto it = gpus.find(task.name()); it != gpus.end())
       variables.push_back("CUDA_VISIBLE_DEVICES=" + it->second);
     if (opts.tls)
       variables.push_back("TROUPE_TLS=1");
+    if (!timeline.empty())
+      variables.push_back("TROUPE_TRACE=" + timeline_part(timeline, task.name()));
     launches.push_back({task, make_environment(variables)});
   }
 
@@ -72,7 +80,10 @@ int run_local(const Options& opts) {
   Supervisor supervisor({.grace_seconds = opts.grace_seconds,
                          .timeout_seconds = opts.timeout_seconds,
                          .coordinator = shape.ps > 0 ? "chief:0" : ""});
-  return supervisor.run(opts.program, launches);
+  const int status = supervisor.run(opts.program, launches);
+  if (!timeline.empty())
+    std::cerr << "troupe-launch: " << merge_timelines(timeline, task_names) << std::endl;
+  return status;
 }
 
 } // namespace

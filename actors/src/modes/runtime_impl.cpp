@@ -5,6 +5,7 @@
 
 #include <troupe/actors/ps/ps_cluster.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -15,6 +16,7 @@
 #include <troupe/actors/modes/scheduler_config.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/log.hpp>
+#include <troupe/core/timeline.hpp>
 #include <troupe/net/bootstrap/cluster_node.hpp>
 #include <troupe/net/cluster_resolver.hpp>
 
@@ -120,6 +122,11 @@ RuntimeImpl::RuntimeImpl(std::shared_ptr<const ClusterResolver> resolver, const 
   const int tpu_hosts = tpu_hosts_of(*resolver_, options.logical_tpu_cores);
   if (multi_task) {
     cluster_ = std::make_unique<ClusterNode>(system(), resolver_);
+    // In the timeline, each task is the process of its member index (chief, workers, ps).
+    const auto me = cluster_->task_type() + ":" + std::to_string(cluster_->task_index());
+    const auto& members = cluster_->members();
+    if (auto i = std::find(members.begin(), members.end(), me); i != members.end())
+      set_trace_task(static_cast<int>(i - members.begin()), me);
     // A cluster with parameter servers: this task's part of it.
     if (!cluster_->tasks_of("ps").empty() && cluster_->is_member())
       ps_cluster_ = std::make_unique<PsCluster>(*this, *cluster_, options.logical_cpu_devices);
@@ -151,6 +158,8 @@ RuntimeImpl::~RuntimeImpl() {
     std::abort();
   }
   drain();
+  // Its events so far reach the file now, not only when the process exits.
+  Timeline::process().flush();
 }
 
 std::optional<CollectiveMembership> RuntimeImpl::membership() const {

@@ -13,6 +13,7 @@
 #include <troupe/actors/modes/runtime_impl.hpp>
 #include <troupe/actors/modes/simulated_task_actor.hpp>
 #include <troupe/core/config.hpp>
+#include <troupe/core/timeline.hpp>
 #include <troupe/net/cluster_spec.hpp>
 #include <troupe/net/link/sim_link_actor.hpp>
 #include <troupe/net/link/sim_network.hpp>
@@ -156,6 +157,20 @@ void SimulatedCluster::run_tasks(const std::function<void(Runtime&, std::size_t)
     fail(Errc::failed_precondition, "SimulatedCluster::run: a SimulatedCluster runs once; make another for the "
                                     "next run (the same seed replays the same run)");
   impl_->ran = true;
+  // The run's own timeline, written however the run ends.
+  struct TimelineScope {
+    bool own;
+    explicit TimelineScope(const std::string& path) : own(!path.empty()) {
+      if (own)
+        internal::Timeline::process().start(path);
+    }
+    ~TimelineScope() {
+      if (own)
+        internal::Timeline::process().stop();
+    }
+    TimelineScope(const TimelineScope&) = delete;
+    TimelineScope& operator=(const TimelineScope&) = delete;
+  } timeline(options_.trace_path);
   auto& host = *impl_->host;
   auto& system = host.system();
   const auto n = tasks_.size();

@@ -38,6 +38,7 @@ RuntimeImpl::RuntimeImpl(const SimulatedTask& task) : resolver_(task.resolver) {
   check_devices(task.logical_cpu_devices, task.tpu_slice_cores);
   attach_to(*task.host);
   simulated_membership_ = task.membership;
+  set_trace_task(task.membership.rank, task.membership.task_names.at(static_cast<size_t>(task.membership.rank)));
   init_devices(task.logical_cpu_devices);
   if (task.tpu_slice_cores != 0)
     init_tpu_cores(task.tpu_slice_cores, resolver_->cluster_spec().num_tasks("worker"));

@@ -15,6 +15,7 @@
 #include <troupe/net/bootstrap/cluster_types.hpp>
 #include <troupe/net/bootstrap/task_joined.hpp>
 #include <troupe/net/bootstrap/task_lost.hpp>
+#include <troupe/core/timeline.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -355,6 +356,8 @@ PsCluster::Worker PsCluster::spawn_worker(int index) {
   Worker worker;
   worker.name = task_name("worker", index);
   worker.context = std::make_shared<WorkerContext>(runtime_, index, worker.name, shape_.ps);
+  Timeline::process().name_track(runtime_.trace_pid(), Timeline::functions_track(index),
+                                 "worker:" + std::to_string(index) + " scheduled functions");
   // Held as a plain actor: the coordinator also holds other processes' workers.
   worker.actor = caf::actor_cast<caf::actor>(
     runtime_.system().spawn<WorkerActor>(worker.context, knobs().fiber_stack_bytes));

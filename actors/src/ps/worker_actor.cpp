@@ -6,6 +6,7 @@
 #include <troupe/actors/replicas/replica_handle.hpp>
 #include <troupe/actors/runtime/executor.hpp>
 #include <troupe/core/log.hpp>
+#include <troupe/core/timeline.hpp>
 
 #include <utility>
 
@@ -116,6 +117,25 @@ void WorkerActor::start(RunClosureMsg& msg) {
 
 void WorkerActor::run_closure(Running& running) {
   const auto& spec = running.msg.spec;
+  const auto began = clock().now();
+  // On the timeline: each function on its worker's track, whatever its outcome.
+  struct TraceSpan {
+    WorkerActor& self;
+    const Running& running;
+    caf::actor_clock::time_point began;
+    ~TraceSpan() {
+      auto& timeline = Timeline::process();
+      if (!timeline.on())
+        return;
+      const auto& ctx = *self.context_;
+      const auto& msg = running.msg;
+      timeline.span(ctx.runtime().trace_pid(), Timeline::functions_track(ctx.worker_index()), msg.spec.function_name,
+                    "function", began, self.clock().now(),
+                    "\"closure\": " + std::to_string(msg.id) + ", \"attempt\": " + std::to_string(msg.attempt)
+                      + ", \"worker\": " + Timeline::quoted(ctx.name())
+                      + (running.ok ? std::string{} : ", \"error\": " + Timeline::quoted(running.error)));
+    }
+  } trace{*this, running, began};
   try {
     auto function = FunctionRegistry::process().find(spec.function_name);
     if (!function && !context_->program_ready().done()) {

@@ -10,10 +10,12 @@
 
 #include <troupe/actors/gpu/gpu_all_reduce.hpp>
 #include <troupe/collectives/local_all_gather.hpp>
+#include <troupe/collectives/tensor_packing.hpp>
 #include <troupe/collectives/wire_payloads.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/core/hop_trace.hpp>
 #include <troupe/core/log.hpp>
+#include <troupe/core/timeline.hpp>
 
 namespace troupe::internal {
 
@@ -112,6 +114,11 @@ CollectiveGroupActor::behavior_type CollectiveGroupActor::make_behavior() {
     cross_->on_agreed([this](const CollectiveKey& key, const std::vector<std::string>& details,
                              const std::vector<CollectiveFingerprint>& fingerprints) {
       on_agreed(key, details, fingerprints);
+    });
+    cross_->on_algorithm([this](const CollectiveKey& key, const char* algorithm) {
+      recorder_.set_algorithm(key, algorithm);
+      if (auto i = pending_.find(key); i != pending_.end())
+        i->second.algorithm = algorithm;
     });
     cross_->on_agreed_failed([this](const CollectiveKey& key, const std::string& why) {
       // Another worker's NCCL group of it failed: this worker's ranks of its
@@ -213,11 +220,13 @@ void CollectiveGroupActor::on_contribution(ContributionMsg& msg) {
     const auto n = setup_.devices.size();
     pending.contributions.resize(n);
     pending.senders.resize(n);
+    pending.contributed_at.resize(n);
     const auto now = clock().now();
     pending.deadline = now + setup_.timeout;
     pending.stall_at = now + std::min(setup_.stall_warning, setup_.timeout);
     recorder_.begin(key, msg.fingerprint, now_ns());
   }
+  pending.contributed_at[replica] = clock().now();
   pending.contributions[replica] = std::move(msg);
   pending.senders[replica] = std::move(sender);
   ++pending.arrived;
@@ -442,6 +451,7 @@ void CollectiveGroupActor::deliver(const CollectiveKey& key, Pending& pending,
     }
   trace_hop(Hop::group_deliver, key.run);
   recorder_.end(key, now_ns(), std::nullopt);
+  trace_collective(key, pending, "ok");
   for (size_t i = 0; i < pending.senders.size(); ++i) {
     auto result = std::make_shared<CollectiveResult>();
     result->tensors.reserve(tensors.size());
@@ -459,6 +469,7 @@ void CollectiveGroupActor::fail(const CollectiveKey& key, Pending& pending, Errc
                                 const std::string& why, std::exception_ptr exception) {
   TROUPE_LOG(info, "coll") << why;
   recorder_.end(key, now_ns(), code);
+  trace_collective(key, pending, std::string(::troupe::name(code)).c_str());
   if (code == Errc::timeout || code == Errc::key_mismatch)
     dump_flight_record(why);
   if (cross_)
@@ -468,6 +479,26 @@ void CollectiveGroupActor::fail(const CollectiveKey& key, Pending& pending, Errc
       send(pending.senders[i], CollectiveDoneMsg{key, nullptr, code, why, exception});
   progress_.record_failure(key, code, why);
   pending_.erase(key);
+}
+
+void CollectiveGroupActor::trace_collective(const CollectiveKey& key, const Pending& pending, const char* outcome) {
+  auto& timeline = Timeline::process();
+  if (!timeline.on())
+    return;
+  const auto now = clock().now();
+  const auto* first = pending.contributions.empty() || !pending.contributions.front()
+                        ? nullptr
+                        : &pending.contributions.front()->fingerprint;
+  const std::string kind = first ? std::string(::troupe::name(first->kind)) : "collective";
+  std::string args = "\"key\": " + Timeline::quoted(describe(key)) + ", \"outcome\": " + Timeline::quoted(outcome);
+  if (first)
+    args += ", \"what\": " + Timeline::quoted(first->describe()) + ", \"bytes\": " + std::to_string(block_bytes(*first));
+  if (pending.algorithm)
+    args += ", \"algorithm\": " + Timeline::quoted(pending.algorithm);
+  for (size_t r = 0; r < pending.contributed_at.size(); ++r)
+    if (pending.contributions[r])
+      timeline.span(setup_.trace_pid, Timeline::replica_track(setup_.group_id, static_cast<int>(r)), kind,
+                    "collective", pending.contributed_at[r], now, args);
 }
 
 } // namespace troupe::internal

@@ -5,6 +5,7 @@
 #include <troupe/actors/replicas/input_pipeline_actor.hpp>
 #include <troupe/actors/runtime.hpp>
 #include <troupe/actors/runtime/executor.hpp>
+#include <troupe/core/timeline.hpp>
 
 namespace troupe::internal {
 
@@ -63,8 +64,12 @@ std::vector<std::vector<Element>> InputPipeline::next_steps(std::size_t n) {
   }
   auto slot = std::make_shared<FetchSlot>();
   slot->wanted = n;
+  const auto asked = impl_->runtime->now();
   caf::anon_send(impl_->actor, InputFetchMsg{slot});
   impl_->runtime->wait(slot->done, "the next steps of a distributed dataset");
+  if (auto& timeline = Timeline::process(); timeline.on())
+    timeline.span(impl_->runtime->trace_pid(), Timeline::input_track, "input wait", "input", asked,
+                  impl_->runtime->now(), "\"steps\": " + std::to_string(slot->steps.size()));
   if (slot->error)
     std::rethrow_exception(slot->error);
   return std::move(slot->steps);

@@ -6,6 +6,7 @@
 
 #include <troupe/core/hop_trace.hpp>
 #include <troupe/core/log.hpp>
+#include <troupe/core/timeline.hpp>
 
 #include <utility>
 
@@ -127,6 +128,7 @@ void ReplicaActor::start_run(std::shared_ptr<RunJob> job) {
   job_ = std::move(job);
   issued_ = 0;
   finished_ = false;
+  run_started_ = clock().now();
   continue_function();
 }
 
@@ -151,6 +153,10 @@ void ReplicaActor::continue_function() {
   if (finished_) {
     auto job = std::move(job_);
     auto error = std::move(job_error_);
+    if (auto& timeline = Timeline::process(); timeline.on())
+      timeline.span(setup_.trace_pid, Timeline::replica_track(setup_.group_id, setup_.replica),
+                    "step (strategy.run #" + std::to_string(job->run_id) + ")", "step", run_started_, clock().now(),
+                    error ? "\"error\": " + Timeline::quoted(describe(error)) : std::string{});
     send(setup_.group, ReplicaFinishedMsg{job->run_id, setup_.replica, issued_,
                                           error ? describe(error) : std::string{}});
     job->replica_done(setup_.replica, std::move(error));

@@ -11,6 +11,7 @@
 #include <troupe/actors/replicas/replica_actor.hpp>
 #include <troupe/actors/runtime.hpp>
 #include <troupe/actors/runtime/executor.hpp>
+#include <troupe/core/timeline.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/hop_trace.hpp>
 
@@ -71,11 +72,15 @@ ReplicaGroup::ReplicaGroup(Executor& runtime, std::vector<DeviceSpec> devices,
                    options.cluster ? link : DataPlaneHandle{},
                    options.cluster ? options.cluster->implementation : options.implementation,
                    options.cluster ? options.cluster->bytes_per_pack : options.bytes_per_pack,
-                   options.cluster ? options.direct_link : nullptr};
+                   options.cluster ? options.direct_link : nullptr, impl_->runtime.trace_pid()};
   impl_->group = sys.spawn<CollectiveGroupActor>(std::move(setup));
   for (size_t i = 0; i < devices.size(); ++i) {
     ReplicaSetup rs{static_cast<int>(i), group_id, devices[i], impl_->group, frames.at(i),
-                    options.stack_bytes, options.cluster && options.cluster->gpu_tensors_through_host};
+                    options.stack_bytes, options.cluster && options.cluster->gpu_tensors_through_host,
+                    impl_->runtime.trace_pid()};
+    Timeline::process().name_track(impl_->runtime.trace_pid(), Timeline::replica_track(group_id, static_cast<int>(i)),
+                                   Timeline::group_name(group_id) + ", replica " + std::to_string(i) + " ("
+                                     + devices[i].short_name() + ")");
     auto replica = sys.spawn<ReplicaActor>(std::move(rs));
     impl_->handles.push_back(caf::actor_cast<ReplicaActor*>(replica));
     impl_->replicas.push_back(std::move(replica));

@@ -8,6 +8,7 @@
 
 #include <troupe/actors/fibers/fiber_waiter.hpp>
 #include <troupe/core/errors.hpp>
+#include <troupe/core/timeline.hpp>
 
 namespace troupe::internal {
 
@@ -105,6 +106,15 @@ bool Executor::simulate_until(const Completion& done, caf::actor_clock::time_poi
 
 caf::actor_clock::time_point Executor::virtual_now() const {
   return coordinator_->clock().now();
+}
+
+caf::actor_clock::time_point Executor::now() const {
+  return coordinator_ ? coordinator_->clock().now() : caf::actor_clock::clock_type::now();
+}
+
+void Executor::set_trace_task(int pid, const std::string& task) {
+  trace_pid_ = pid;
+  Timeline::process().name_process(pid, task);
 }
 
 void Executor::drain() {

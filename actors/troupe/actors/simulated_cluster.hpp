@@ -40,6 +40,10 @@ struct SimulatedClusterOptions {
   std::chrono::nanoseconds deadline = std::chrono::minutes(10);
   /// A run that takes more actor steps than this livelocks: run() fails.
   uint64_t max_steps = 50'000'000;
+  /// A file for the run's timeline (Chrome trace events, in virtual time;
+  /// every task a process). Empty: none, or TROUPE_TRACE's, which the run's
+  /// events then go to. While it runs, the run has the process's timeline.
+  std::string trace_path{};
 };
 
 /// The faults of a SimulatedCluster's run, set before run(). Every frame

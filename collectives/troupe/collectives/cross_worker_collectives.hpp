@@ -91,6 +91,11 @@ public:
   /// group failed), with the reason.
   using AgreedFailed = std::function<void(const CollectiveKey& key, const std::string& why)>;
   void on_agreed_failed(AgreedFailed failed) { agreed_failed_ = std::move(failed); }
+  /// Called when `key`'s algorithm across workers is chosen ("ring",
+  /// "halving-doubling", "direct-exchange" for an all-reduce's first pack;
+  /// "broadcast", "all-gather"), for the flight recorder and the timeline.
+  using AlgorithmChosen = std::function<void(const CollectiveKey& key, const char* algorithm)>;
+  void on_algorithm(AlgorithmChosen chosen) { algorithm_chosen_ = std::move(chosen); }
 
   /// Steps 1 and 2 only, for collectives that NCCL runs once the workers
   /// agree on them: announces `key` with the fingerprint of `local` (this
@@ -155,6 +160,7 @@ private:
   Failed failed_;
   Agreed agreed_;
   AgreedFailed agreed_failed_;
+  AlgorithmChosen algorithm_chosen_;
   std::map<CollectiveKey, std::unique_ptr<Key>> keys_;
   /// Per rank: its latest finished run; and the keys that failed here, for
   /// frames and starts that come late.

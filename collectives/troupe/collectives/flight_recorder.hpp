@@ -30,6 +30,8 @@ public:
   [[nodiscard]] std::size_t size() const noexcept { return count_; }
   /// `key` started (its first contribution arrived) at `now_ns`.
   void begin(const CollectiveKey& key, const CollectiveFingerprint& fp, int64_t now_ns);
+  /// `key`'s algorithm across workers (a static name: "ring", ...).
+  void set_algorithm(const CollectiveKey& key, const char* algorithm);
   /// `key` ended at `now_ns`: delivered, or failed with `failure`.
   void end(const CollectiveKey& key, int64_t now_ns, std::optional<Errc> failure);
 
@@ -51,7 +53,10 @@ private:
     int64_t end_ns = 0;
     State state = State::open;
     Errc code = Errc::internal;
+    const char* algorithm = nullptr; ///< across workers; none within one
   };
+  /// The newest open entry of `key`, or null.
+  Entry* open_entry(const CollectiveKey& key);
 
   std::vector<Entry> ring_;
   std::size_t next_ = 0;  ///< where the next entry goes

@@ -24,6 +24,7 @@ struct Knobs {
   double stall_warning_seconds;           ///< TROUPE_STALL_WARNING_SECONDS
   std::size_t flight_recorder_entries;    ///< TROUPE_FLIGHT_RECORDER_ENTRIES
   std::string flight_recorder_dir;        ///< TROUPE_FLIGHT_RECORDER_DIR (empty: log only)
+  std::string trace_path;                 ///< TROUPE_TRACE (empty: no timeline)
   std::size_t fiber_stack_bytes;          ///< TROUPE_FIBER_STACK_KIB (in KiB)
   std::size_t local_reduce_split_bytes;   ///< TROUPE_LOCAL_REDUCE_SPLIT_BYTES
   std::size_t host_cache_bytes;           ///< TROUPE_HOST_CACHE_MIB (in MiB)

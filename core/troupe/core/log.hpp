@@ -19,7 +19,7 @@ enum class LogLevel : unsigned char { error, warning, info, debug };
 /// application's own TROUPE_LOG components are matched all the same.
 [[nodiscard]] bool log_enabled(LogLevel level, std::string_view component) noexcept;
 
-/// The components troupe itself logs under: "coll", "data", "kernels", "net", "tpu".
+/// The components troupe itself logs under: "coll", "data", "kernels", "net", "trace", "tpu".
 [[nodiscard]] const std::vector<std::string_view>& troupe_log_components() noexcept;
 
 /// The warning for the names in `components` (TROUPE_LOG_COMPONENTS's

@@ -37,6 +37,8 @@ struct GroupSetup {
   int64_t bytes_per_pack = 0;
   /// Frames go here, from the group's own thread, when set (UCX); else to `link`.
   std::shared_ptr<FrameSender> direct_link;
+  /// The task's process in the timeline (Executor::trace_pid).
+  int trace_pid = 0;
 };
 
 /// Coordinates the collectives of the replicas of one strategy in one process.
@@ -81,10 +83,15 @@ private:
     std::shared_ptr<LocalAllReduce> plan;
     size_t parts_left = 0;
     bool cross = false; ///< local part done, waiting for the other workers
+    /// For the timeline: when each replica contributed, and the algorithm across workers.
+    std::vector<caf::actor_clock::time_point> contributed_at;
+    const char* algorithm = nullptr;
     /// Across workers through NCCL: the replicas' inputs, until the workers agreed.
     std::vector<std::vector<Tensor>> gpu_inputs;
   };
 
+  /// The timeline's span of `key` on every replica's track, ended now.
+  void trace_collective(const CollectiveKey& key, const Pending& pending, const char* outcome);
   void on_contribution(ContributionMsg& msg);
   void on_finished(ReplicaFinishedMsg& msg);
   void on_part_done(const PartDoneMsg& msg);

@@ -25,6 +25,8 @@ struct ReplicaSetup {
   /// Collectives of GPU tensors run on host copies (the multi-worker ring,
   /// where NCCL cannot span the workers); the results go back to the GPU.
   bool stage_gpu_tensors_through_host = false;
+  /// The task's process in the timeline (Executor::trace_pid).
+  int trace_pid = 0;
 };
 
 /// One replica of a strategy: an event-based actor that runs the strategy's
@@ -72,6 +74,7 @@ private:
   // Set by the fiber before it yields.
   std::shared_ptr<CollectiveRequest> pending_;
   bool finished_ = false;
+  caf::actor_clock::time_point run_started_; ///< for the timeline
   std::exception_ptr job_error_;
   // Set by the actor before it resumes the fiber.
   std::shared_ptr<CollectiveResult> result_;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <string>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_clock.hpp>
@@ -45,6 +46,14 @@ public:
                       const char* what);
   /// Simulation: the virtual clock.
   [[nodiscard]] caf::actor_clock::time_point virtual_now() const;
+  /// The actor clock's time: a simulation's virtual time, else real time.
+  [[nodiscard]] caf::actor_clock::time_point now() const;
+
+  /// This runtime's process in the timeline (TROUPE_TRACE): its task's
+  /// member index in a cluster or a SimulatedCluster, else 0.
+  [[nodiscard]] int trace_pid() const noexcept { return trace_pid_; }
+  /// Names this runtime's task in the timeline ("worker:1").
+  void set_trace_task(int pid, const std::string& task);
 
   /// Simulation: runs every runnable actor until none is left (used when
   /// tearing down actors). No-op in threaded mode, and on a fiber (the
@@ -99,6 +108,7 @@ private:
   static constexpr uint64_t local_group_ids_start = uint64_t{1} << 32;
   uint64_t group_ids_ = 0;
   std::atomic<int> users_{0};
+  int trace_pid_ = 0;
   uint64_t trace_hash_ = 1469598103934665603ull; // FNV-1a offset basis
   uint64_t steps_ = 0;
 };
