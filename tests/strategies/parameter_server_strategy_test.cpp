@@ -501,3 +501,20 @@ TEST_CASE("a batched optimizer step with a wrong count, shape or dtype changes n
   for (const auto& v : variables)
     CHECK(v.read_slots().empty());
 }
+
+TEST_CASE("functions scheduled one after another's end go round the idle workers, not always to the first",
+          "[strategies][parameter_server]") {
+  // Each function ends before the next is scheduled: the dispatch starts
+  // after the worker that ran the last one, so every worker gets work (a
+  // worker that never ran one could not be frozen in one, as the cluster
+  // test "a worker frozen inside a scheduled function" needs).
+  TROUPE_FOR_EACH_RUNTIME_MODE(mode);
+  auto rt = make_cluster(mode, 3, 1, 1);
+  ParameterServerStrategy strategy(*rt);
+  ClusterCoordinator coordinator(strategy);
+  auto where = remote_function("ps_test_where", [] { return static_cast<int64_t>(this_worker()); });
+  std::vector<int64_t> workers;
+  for (int i = 0; i < 6; ++i)
+    workers.push_back(coordinator.schedule(where).fetch());
+  CHECK(workers == std::vector<int64_t>{0, 1, 2, 0, 1, 2});
+}

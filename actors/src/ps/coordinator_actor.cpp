@@ -331,10 +331,14 @@ void CoordinatorActor::advance() {
 }
 
 void CoordinatorActor::dispatch() {
-  for (std::size_t i = 0; i < workers_.size() && !queue_.empty(); ++i) {
+  const auto n = workers_.size();
+  const auto start = next_worker_;
+  for (std::size_t k = 0; k < n && !queue_.empty(); ++k) {
+    const auto i = (start + k) % n;
     Worker& worker = workers_[i];
     if (!worker.alive || worker.running)
       continue;
+    next_worker_ = i + 1;
     Closure closure = std::move(queue_.front());
     queue_.pop_front();
     ++closure.attempt;

@@ -128,6 +128,10 @@ private:
   ClosureId next_id_ = 0;
   std::deque<Closure> queue_;
   std::vector<Worker> workers_;
+  /// Where dispatch() starts looking for an idle worker: after the last one
+  /// given a closure, so that work spreads over every idle worker even when
+  /// each closure ends before the next is scheduled.
+  std::size_t next_worker_ = 0;
   std::vector<ParameterServer> servers_;
   std::map<ClosureId, Committing> committing_;
   /// Set once a parameter server was lost: every call fails with it from then on.
