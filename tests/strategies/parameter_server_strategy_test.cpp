@@ -7,6 +7,7 @@
 
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -188,6 +189,14 @@ TEST_CASE("a worker lost in the middle of a function: the function runs again an
   std::vector<RemoteValue<int64_t>> results;
   results.push_back(coordinator.schedule(step, int64_t{0}));
   rt->impl().wait(*staged, "the first attempt to stage its update");
+  // The chief's flight recorder names the function that ran on the lost worker.
+  std::mutex mutex;
+  std::string block;
+  set_log_sink([&](LogLevel, std::string_view line) {
+    std::lock_guard<std::mutex> guard(mutex);
+    if (line.find("flight recorder (worker ") != std::string_view::npos)
+      block = std::string(line);
+  });
   cluster.kill_worker(*victim, "killed by the test");
   gate->set();
   for (int64_t id = 1; id < 6; ++id)
@@ -199,6 +208,12 @@ TEST_CASE("a worker lost in the middle of a function: the function runs again an
   // Six committed functions of +11 each: the cut-off attempt's +1 (and its
   // +10, if it got that far) are discarded.
   CHECK(w.read_value().to_vector<int64_t>() == std::vector<int64_t>(2, 66));
+  set_log_sink(nullptr);
+  std::lock_guard<std::mutex> guard(mutex);
+  const auto worker = "/job:worker/replica:0/task:" + std::to_string(*victim);
+  CHECK_THAT(block, Contains("flight recorder (worker " + worker + " was lost: killed by the test): the last 1 "
+                             "scheduled functions")
+                      && Contains("closure 1 attempt 1 ps_test_step_once on " + worker + ": lost with its worker after"));
 }
 
 TEST_CASE("a restarted worker gets work again and rebuilds its per-worker iterator",

@@ -3,11 +3,14 @@
 #include <troupe/actors/runtime/request_error.hpp>
 
 #include <algorithm>
+#include <chrono>
 
 #include <caf/all.hpp>
 #include <caf/binary_deserializer.hpp>
 
+#include <troupe/collectives/flight_recorder.hpp>
 #include <troupe/core/config.hpp>
+#include <troupe/core/log.hpp>
 #include <troupe/core/type_ids.hpp>
 
 namespace troupe::internal {
@@ -32,7 +35,7 @@ std::string error_text(caf::actor_system& system, const caf::error& err) {
 // -- CoordinatorActor -------------------------------------------------------------
 
 CoordinatorActor::CoordinatorActor(caf::actor_config& cfg, CoordinatorOptions options)
-  : CoordinatorActorHandle::base(cfg), options_(std::move(options)) {
+  : CoordinatorActorHandle::base(cfg), options_(std::move(options)), recorder_(knobs().flight_recorder_entries) {
   options_.queue_capacity = std::max<std::size_t>(options_.queue_capacity, 1);
   for (std::size_t i = 0; i < options_.parameter_servers.size(); ++i)
     servers_.push_back(ParameterServer{options_.parameter_servers[i], i < options_.parameter_server_names.size()
@@ -152,6 +155,8 @@ void CoordinatorActor::on_worker_lost(const caf::actor_addr& addr, const std::st
     Closure closure = std::move(*worker->running);
     worker->running.reset();
     const std::string why = "worker " + worker->name + " was lost: " + reason;
+    recorder_.ended(closure.id, closure.attempt, "lost with its worker", now_ns());
+    dump_flight_record(why);
     // Its updates are discarded before the closure can run again, and the
     // attempt can neither stage nor commit anywhere afterwards.
     abort_everywhere(closure);
@@ -175,6 +180,7 @@ void CoordinatorActor::on_finished(ClosureFinishedMsg& msg, const caf::actor_add
     return;
   Closure closure = std::move(*worker->running);
   worker->running.reset(); // idle from now on, even while the commits are out
+  recorder_.ended(closure.id, closure.attempt, msg.ok ? "done" : "failed (" + msg.error + ")", now_ns());
   if (msg.ok) {
     closure.outcome->value = std::move(msg.value);
     commit(std::move(closure), worker->name, msg.staged_per_server);
@@ -183,6 +189,7 @@ void CoordinatorActor::on_finished(ClosureFinishedMsg& msg, const caf::actor_add
     abort_everywhere(closure); // all or nothing: none of its updates apply
     notify_listeners(closure, AttemptOutcome::failed, msg.error);
     settle(*closure.outcome, RemoteValueStatus::failed, msg.code, message);
+    dump_flight_record(message);
     record_error(msg.code, std::move(message));
   }
   advance();
@@ -195,6 +202,7 @@ void CoordinatorActor::on_ps_lost(int64_t ps_task, const std::string& reason) {
                                            "; the cluster cannot go on without it: restart it and restore the "
                                            "variables from a checkpoint"};
   const std::string& why = ps_lost_->message;
+  dump_flight_record(why);
   auto fail_closure = [&](const Closure& closure) {
     settle(*closure.outcome, RemoteValueStatus::failed, Errc::peer_lost,
            describe(closure.spec, closure.id) + " did not finish: " + why);
@@ -346,8 +354,22 @@ void CoordinatorActor::dispatch() {
     // the message names the coordinator to answer.
     caf::anon_send(worker.actor, RunClosureMsg{closure.id, closure.attempt, static_cast<int>(i), closure.spec,
                                                caf::actor_cast<caf::actor>(this)});
+    recorder_.dispatched(closure.id, closure.attempt, closure.spec.function_name, worker.name, now_ns());
     worker.running = std::move(closure);
   }
+}
+
+int64_t CoordinatorActor::now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(clock().now().time_since_epoch()).count();
+}
+
+void CoordinatorActor::dump_flight_record(const std::string& why) {
+  if (recorder_.size() == 0) // off, or no function ran yet
+    return;
+  const auto block = recorder_.render(why, now_ns());
+  TROUPE_LOG(warning, "net") << block;
+  if (auto err = write_flight_record(knobs().flight_recorder_dir, "chief:0", block); !err.empty())
+    TROUPE_LOG(warning, "net") << "flight recorder (TROUPE_FLIGHT_RECORDER_DIR): " << err;
 }
 
 void CoordinatorActor::record_error(Errc code, std::string message) {

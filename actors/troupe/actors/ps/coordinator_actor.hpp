@@ -10,6 +10,7 @@
 #include <caf/event_based_actor.hpp>
 
 #include <troupe/actors/ps/coordinator_messages.hpp>
+#include <troupe/actors/ps/function_recorder.hpp>
 
 namespace troupe::internal {
 
@@ -146,6 +147,11 @@ private:
   /// The no-worker deadline passed and no worker joined since: schedule fails at once.
   bool no_worker_expired_ = false;
   std::vector<std::string> lost_workers_; ///< "name (reason)", for the no-worker message
+  FunctionRecorder recorder_;
+
+  [[nodiscard]] int64_t now_ns();
+  /// Logs the flight recorder's block (and appends it to TROUPE_FLIGHT_RECORDER_DIR's file).
+  void dump_flight_record(const std::string& why);
 };
 
 } // namespace troupe::internal
