@@ -64,8 +64,9 @@ void FlightRecorder::end(const CollectiveKey& key, int64_t now_ns, std::optional
 
 std::string FlightRecorder::render(const std::string& why,
                                    const std::function<std::string(const CollectiveKey&)>& waiting_for,
-                                   int64_t now_ns) const {
-  std::string out = "flight recorder (" + why + "): the last " + std::to_string(count_) + " collectives, oldest first";
+                                   int64_t now_ns, const std::string& task) const {
+  std::string out = "flight recorder" + (task.empty() ? std::string{} : " of " + task) + " (" + why + "): the last "
+                    + std::to_string(count_) + " collectives, oldest first";
   for (std::size_t i = 0; i < count_; ++i) {
     const auto& e = ring_[(next_ + ring_.size() - count_ + i) % ring_.size()];
     out += "\n  " + to_string(e.key) + " " + std::string(name(e.kind));

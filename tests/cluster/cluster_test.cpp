@@ -443,7 +443,8 @@ TEST_CASE("a collective a worker reaches too late warns, times out naming it, an
                                                                 "has not issued it"));
   // The flight recorder: worker:0's block at the stall and at the timeout,
   // with the collective still open and whom it waits for, in its log and file.
-  CHECK_THAT(r.err, Contains("flight recorder (") && Contains(" is stalled after 0.3s): the last 1 collectives")
+  CHECK_THAT(r.err, Contains("flight recorder of worker:0 (")
+                      && Contains(" is stalled after 0.3s): the last 1 collectives")
                       && Contains("all_reduce(SUM) of 1 tensor, 4 bytes, direct-exchange: open for ")
                       && Contains(", waiting for task worker:1 has not issued it"));
   std::string file;

@@ -57,6 +57,8 @@ TEST_CASE("a flight recorder of no entries records nothing", "[collectives][flig
   off.end(CollectiveKey{1, 1, 0}, 1, std::nullopt);
   CHECK(off.size() == 0);
   CHECK_THAT(off.render("why", nullptr, 2), Contains("the last 0 collectives"));
+  // A task's block says whose it is (a SimulatedCluster's tasks share one process's log).
+  CHECK_THAT(off.render("why", nullptr, 2, "worker:1"), Contains("flight recorder of worker:1 (why): the last 0"));
   CHECK(write_flight_record("", "worker:0", "block").empty()); // no directory: the log only
   CHECK_THAT(write_flight_record("/nonexistent/troupe", "worker:0", "block"), Contains("cannot open"));
 }

@@ -194,7 +194,7 @@ TEST_CASE("a worker lost in the middle of a function: the function runs again an
   std::string block;
   set_log_sink([&](LogLevel, std::string_view line) {
     std::lock_guard<std::mutex> guard(mutex);
-    if (line.find("flight recorder (worker ") != std::string_view::npos)
+    if (line.find("flight recorder of chief:0 (worker ") != std::string_view::npos)
       block = std::string(line);
   });
   cluster.kill_worker(*victim, "killed by the test");
@@ -211,7 +211,7 @@ TEST_CASE("a worker lost in the middle of a function: the function runs again an
   set_log_sink(nullptr);
   std::lock_guard<std::mutex> guard(mutex);
   const auto worker = "/job:worker/replica:0/task:" + std::to_string(*victim);
-  CHECK_THAT(block, Contains("flight recorder (worker " + worker + " was lost: killed by the test): the last 1 "
+  CHECK_THAT(block, Contains("flight recorder of chief:0 (worker " + worker + " was lost: killed by the test): the last 1 "
                              "scheduled functions")
                       && Contains("closure 1 attempt 1 ps_test_step_once on " + worker + ": lost with its worker after"));
 }

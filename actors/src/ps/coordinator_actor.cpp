@@ -366,7 +366,7 @@ int64_t CoordinatorActor::now_ns() {
 void CoordinatorActor::dump_flight_record(const std::string& why) {
   if (recorder_.size() == 0) // off, or no function ran yet
     return;
-  const auto block = recorder_.render(why, now_ns());
+  const auto block = recorder_.render(why, now_ns(), "chief:0");
   TROUPE_LOG(warning, "net") << block;
   if (auto err = write_flight_record(knobs().flight_recorder_dir, "chief:0", block); !err.empty())
     TROUPE_LOG(warning, "net") << "flight recorder (TROUPE_FLIGHT_RECORDER_DIR): " << err;

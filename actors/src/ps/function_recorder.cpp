@@ -36,8 +36,8 @@ void FunctionRecorder::ended(uint64_t id, uint32_t attempt, std::string how, int
   }
 }
 
-std::string FunctionRecorder::render(const std::string& why, int64_t now_ns) const {
-  std::string out = "flight recorder (" + why + "): the last " + std::to_string(count_)
+std::string FunctionRecorder::render(const std::string& why, int64_t now_ns, const std::string& task) const {
+  std::string out = "flight recorder of " + task + " (" + why + "): the last " + std::to_string(count_)
                     + " scheduled functions, oldest first";
   for (std::size_t i = 0; i < count_; ++i) {
     const auto& e = ring_[(next_ + ring_.size() - count_ + i) % ring_.size()];

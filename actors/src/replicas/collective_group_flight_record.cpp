@@ -33,14 +33,17 @@ std::string CollectiveGroupActor::waiting_for(const CollectiveKey& key) const {
 void CollectiveGroupActor::dump_flight_record(const std::string& why) {
   if (recorder_.size() == 0) // off, or this group ran no collective: nothing to tell
     return;
-  const auto block = recorder_.render(why, [this](const CollectiveKey& key) { return waiting_for(key); }, now_ns());
-  TROUPE_LOG(warning, "coll") << block;
   // The task's name without its address: "worker:1 (127.0.0.1:4001)" -> "worker:1".
-  std::string task = "local";
+  std::string task;
   if (setup_.cluster) {
     task = setup_.cluster->task_names.at(static_cast<size_t>(setup_.cluster->rank));
     task = task.substr(0, task.find(' '));
   }
+  const auto block =
+    recorder_.render(why, [this](const CollectiveKey& key) { return waiting_for(key); }, now_ns(), task);
+  TROUPE_LOG(warning, "coll") << block;
+  if (task.empty())
+    task = "local";
   if (auto err = write_flight_record(knobs().flight_recorder_dir, task, block); !err.empty())
     TROUPE_LOG(warning, "coll") << "flight recorder (TROUPE_FLIGHT_RECORDER_DIR): " << err;
 }

@@ -37,9 +37,11 @@ public:
 
   /// One block: a line saying `why`, then a line per collective, oldest
   /// first; an open one names what `waiting_for` says it waits for.
+  /// `task` ("worker:1") names whose block it is, where log lines may not
+  /// (the tasks of a SimulatedCluster share one process); empty: nobody's.
   [[nodiscard]] std::string render(const std::string& why,
                                    const std::function<std::string(const CollectiveKey&)>& waiting_for,
-                                   int64_t now_ns) const;
+                                   int64_t now_ns, const std::string& task = {}) const;
 
 private:
   enum class State : uint8_t { open, done, failed };

@@ -24,8 +24,8 @@ public:
   void ended(uint64_t id, uint32_t attempt, std::string how, int64_t now_ns);
 
   [[nodiscard]] std::size_t size() const noexcept { return count_; }
-  /// One block: a line saying `why`, then a line per function, oldest first.
-  [[nodiscard]] std::string render(const std::string& why, int64_t now_ns) const;
+  /// One block of `task`'s: a line saying `why`, then a line per function, oldest first.
+  [[nodiscard]] std::string render(const std::string& why, int64_t now_ns, const std::string& task) const;
 
 private:
   struct Entry {
