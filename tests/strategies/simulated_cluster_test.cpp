@@ -297,3 +297,16 @@ TEST_CASE("a simulated cluster's timeline has every task's steps and collectives
     CHECK(collectives[track] == collectives[replicas.front()]);
   }
 }
+
+TEST_CASE("a SimulatedCluster whose tasks cannot be made says why", "[simulated_cluster]") {
+  SimulatedCluster sim({.seed = 1, .workers = 2, .logical_tpu_cores = 3});
+  CHECK_THROWS_WITH(sim.run([](Runtime&) {}), Catch::Contains("logical_tpu_cores must be 0 (no TPU) or a TPU slice"));
+  SimulatedCluster uneven({.seed = 1, .workers = 3, .logical_tpu_cores = 8});
+  CHECK_THROWS_WITH(uneven.run([](Runtime&) {}), Catch::Contains("cannot be split over 3 worker tasks"));
+}
+
+TEST_CASE("a simulated run past its step bound fails as a livelock naming the seed", "[simulated_cluster]") {
+  SimulatedCluster sim({.seed = 4, .workers = 2, .max_steps = 50});
+  CHECK_THROWS_WITH(sim.run(program), Catch::Contains("seed 4") && Catch::Contains("did not return")
+                                        && Catch::Contains("it took more than 50 actor steps (a livelock?)"));
+}

@@ -272,7 +272,7 @@ void SimulatedCluster::run_tasks(const std::function<void(Runtime&, std::size_t)
   }
 
   // The run starts now: the network's times and the timed faults count from here.
-  const auto start = host.virtual_now();
+  const auto start = host.now();
   impl_->network->start_at(start);
   for (auto& link : links)
     caf::anon_send(link, internal::SimPeersMsg{links});
@@ -284,10 +284,11 @@ void SimulatedCluster::run_tasks(const std::function<void(Runtime&, std::size_t)
     caf::anon_send(a, internal::SimTaskStartMsg{});
 
   std::string hang;
+  const auto steps_before = host.steps();
   try {
     if (!host.simulate_until(*all_done, start + caf::timespan{options_.deadline}, options_.max_steps,
                              "every simulated task to return"))
-      hang = host.steps() >= options_.max_steps ? "it took more than " + std::to_string(options_.max_steps)
+      hang = host.steps() - steps_before >= options_.max_steps ? "it took more than " + std::to_string(options_.max_steps)
                                                     + " actor steps (a livelock?)"
                                                 : "the deadline " + at_seconds(options_.deadline) + " passed";
   } catch (const Error& e) {
@@ -298,7 +299,7 @@ void SimulatedCluster::run_tasks(const std::function<void(Runtime&, std::size_t)
     for (std::size_t i = 0; i < n; ++i)
       if (!outcomes[i]->finished.done())
         stuck += (stuck.empty() ? "" : ", ") + tasks_[i];
-  impl_->virtual_time = host.virtual_now() - start;
+  impl_->virtual_time = host.now() - start;
   if (!hang.empty())
     hang += "; the last event was at " + at_seconds(impl_->virtual_time);
   for (std::size_t i = 0; i < n; ++i)

@@ -1,6 +1,7 @@
 #include <troupe/actors/runtime/executor.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include <caf/abstract_actor.hpp>
@@ -70,29 +71,22 @@ void Executor::step_once() {
 }
 
 void Executor::simulate_until(const Completion& done, const char* what) {
-  while (!done.done()) {
-    if (!coordinator_->jobs.empty())
-      step_once();
-    else if (coordinator_->has_pending_timeout())
-      coordinator_->trigger_timeout();
-    else
-      fail(Errc::deadlock, std::string("simulation deadlock while waiting for ") + what
-                             + ": no actor can run and no timer is pending");
-  }
+  // No deadline and no step bound: it returns once `done` is set, or throws.
+  (void)simulate_until(done, caf::actor_clock::time_point::max(), std::numeric_limits<uint64_t>::max(), what);
 }
 
 bool Executor::simulate_until(const Completion& done, caf::actor_clock::time_point deadline, uint64_t max_steps,
                               const char* what) {
   if (stepper_ != this)
     return stepper_->simulate_until(done, deadline, max_steps, what);
-  const auto last_step = steps_ + max_steps;
   auto& clock = coordinator_->clock();
+  uint64_t steps_left = max_steps;
   while (!done.done()) {
-    if (steps_ >= last_step)
-      return false;
-    if (!coordinator_->jobs.empty())
+    if (!coordinator_->jobs.empty()) {
+      if (steps_left-- == 0)
+        return false;
       step_once();
-    else if (!clock.schedule().empty() && clock.schedule().begin()->first > deadline)
+    } else if (!clock.schedule().empty() && clock.schedule().begin()->first > deadline)
       return false;
     else if (coordinator_->has_pending_timeout())
       coordinator_->trigger_timeout();
@@ -102,10 +96,6 @@ bool Executor::simulate_until(const Completion& done, caf::actor_clock::time_poi
   }
   done.settle();
   return true;
-}
-
-caf::actor_clock::time_point Executor::virtual_now() const {
-  return coordinator_->clock().now();
 }
 
 caf::actor_clock::time_point Executor::now() const {

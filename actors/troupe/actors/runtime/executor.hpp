@@ -44,8 +44,6 @@ public:
   /// Error(deadlock) when nothing can run and no timer is pending.
   bool simulate_until(const Completion& done, caf::actor_clock::time_point deadline, uint64_t max_steps,
                       const char* what);
-  /// Simulation: the virtual clock.
-  [[nodiscard]] caf::actor_clock::time_point virtual_now() const;
   /// The actor clock's time: a simulation's virtual time, else real time.
   [[nodiscard]] caf::actor_clock::time_point now() const;
 
