@@ -15,6 +15,7 @@
 #include <troupe/net/bootstrap/cluster_types.hpp>
 #include <troupe/net/bootstrap/task_joined.hpp>
 #include <troupe/net/bootstrap/task_lost.hpp>
+#include <troupe/collectives/flight_recorder.hpp>
 #include <troupe/core/timeline.hpp>
 
 #include <chrono>
@@ -242,6 +243,15 @@ int PsCluster::serve() {
     why = "parameter server " + routing_->ps_lost + " was lost (" + routing_->ps_why
           + "), and the job cannot go on without the variables it held; restart the job from a checkpoint";
   std::fprintf(stderr, "troupe: %s ends: %s\n", me.c_str(), why.c_str());
+  // What this task's worker ran last, for the blame on every task.
+  const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(runtime_.now().time_since_epoch()).count();
+  for (const auto& worker : workers_)
+    if (worker.context)
+      if (auto block = worker.context->flight_record(why, now, me); !block.empty()) {
+        TROUPE_LOG(warning, "net") << block;
+        if (auto err = write_flight_record(knobs().flight_recorder_dir, me, block); !err.empty())
+          TROUPE_LOG(warning, "net") << "flight recorder (TROUPE_FLIGHT_RECORDER_DIR): " << err;
+      }
   return 1;
 }
 

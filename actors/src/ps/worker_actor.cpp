@@ -1,5 +1,7 @@
 #include <troupe/actors/ps/worker_actor.hpp>
 
+#include <chrono>
+
 #include <caf/all.hpp>
 
 #include <troupe/actors/ps/function_registry.hpp>
@@ -66,6 +68,10 @@ WorkerActor::WorkerActor(caf::actor_config& cfg, std::shared_ptr<WorkerContext> 
 
 WorkerActor::~WorkerActor() = default;
 
+int64_t WorkerActor::now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(clock().now().time_since_epoch()).count();
+}
+
 WorkerActor::behavior_type WorkerActor::make_behavior() {
   // No handler lets an exception escape: it would kill this actor and leave
   // its closure to the coordinator's loss detection.
@@ -109,6 +115,7 @@ void WorkerActor::start(RunClosureMsg& msg) {
     return;
   }
   context_->begin_attempt(AttemptId{msg.id, msg.attempt});
+  context_->record_start(msg.id, msg.attempt, msg.spec.function_name, now_ns());
   running_.emplace();
   running_->msg = std::move(msg);
   finished_ = false;
@@ -183,6 +190,8 @@ void WorkerActor::continue_closure() {
 }
 
 void WorkerActor::report(Running& running) {
+  context_->record_end(running.msg.id, running.msg.attempt, running.ok ? "done" : "failed (" + running.error + ")",
+                       now_ns());
   if (zombie_) {
     quit();
     return;

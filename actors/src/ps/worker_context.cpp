@@ -5,6 +5,7 @@
 
 #include <troupe/actors/runtime/executor.hpp>
 #include <troupe/actors/ps/update_stager.hpp>
+#include <troupe/core/config.hpp>
 #include <troupe/core/errors.hpp>
 
 namespace troupe::internal {
@@ -26,7 +27,22 @@ ResourceBuilders& resource_builders() {
 
 WorkerContext::WorkerContext(Executor& runtime, int worker_index, std::string name, int num_ps)
   : runtime_(&runtime), worker_index_(worker_index), name_(std::move(name)),
-    staged_(static_cast<std::size_t>(num_ps)) {
+    staged_(static_cast<std::size_t>(num_ps)), recorder_(knobs().flight_recorder_entries) {
+}
+
+void WorkerContext::record_start(uint64_t id, uint32_t attempt, const std::string& function, int64_t now_ns) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  recorder_.dispatched(id, attempt, function, name_, now_ns);
+}
+
+void WorkerContext::record_end(uint64_t id, uint32_t attempt, std::string how, int64_t now_ns) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  recorder_.ended(id, attempt, std::move(how), now_ns);
+}
+
+std::string WorkerContext::flight_record(const std::string& why, int64_t now_ns, const std::string& task) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return recorder_.size() == 0 ? std::string{} : recorder_.render(why, now_ns, task);
 }
 
 WorkerContext::~WorkerContext() {

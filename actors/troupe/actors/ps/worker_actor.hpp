@@ -65,6 +65,7 @@ private:
   /// The fiber's task: runs the closure in running_.
   void run_closure(Running& running);
   void report(Running& running);
+  [[nodiscard]] int64_t now_ns();
 
   std::shared_ptr<WorkerContext> context_;
   std::optional<Running> running_;

@@ -15,6 +15,7 @@
 #include <troupe/actors/fibers/completion.hpp>
 #include <troupe/actors/fibers/fiber_local.hpp>
 #include <troupe/actors/fwd.hpp>
+#include <troupe/actors/ps/function_recorder.hpp>
 #include <troupe/actors/ps/parameter_server_messages.hpp>
 
 namespace troupe::internal {
@@ -108,6 +109,15 @@ public:
   /// system waits for every running actor).
   void shut_down() noexcept;
 
+  // -- flight recorder ------------------------------------------------------------
+
+  /// The worker actor started or ended an attempt (FunctionRecorder's calls,
+  /// under this context's lock: serve() renders from another thread).
+  void record_start(uint64_t id, uint32_t attempt, const std::string& function, int64_t now_ns);
+  void record_end(uint64_t id, uint32_t attempt, std::string how, int64_t now_ns);
+  /// This worker's block of its last functions (empty when it ran none).
+  [[nodiscard]] std::string flight_record(const std::string& why, int64_t now_ns, const std::string& task) const;
+
 private:
   Completion program_ready_;
   Executor* runtime_;
@@ -118,6 +128,7 @@ private:
   std::vector<uint32_t> staged_;
   UpdateStagerHandle stager_; ///< made on first use
   std::map<uint64_t, std::shared_ptr<void>> resources_;
+  FunctionRecorder recorder_;
 };
 
 } // namespace troupe::internal
