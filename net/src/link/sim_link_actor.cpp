@@ -28,7 +28,6 @@ void SimLinkActor::send_frame(int to, SimWireMsg msg) {
     return;
   }
   const auto now = clock().now();
-  auto& pending = pending_until_[to];
   bool first = true;
   for (const auto delay : network_->deliveries(rank_, to, network_->since_start(now), msg.header.type)) {
     if (!std::exchange(first, false)) {
@@ -38,11 +37,13 @@ void SimLinkActor::send_frame(int to, SimWireMsg msg) {
     }
     // Timers at one virtual time fire in the order they were set, and one
     // that is due has fired only once the clock passed it.
-    if (delay == caf::timespan{0} && now > pending) {
+    auto pending = pending_until_.find(to);
+    if (delay == caf::timespan{0} && (pending == pending_until_.end() || now > pending->second)) {
       send(peer, msg);
       continue;
     }
-    pending = std::max(pending, now + delay);
+    auto& until = pending_until_[to];
+    until = std::max(until, now + delay);
     delayed_send(peer, delay, msg);
   }
 }
