@@ -11,15 +11,11 @@
 
 namespace troupe::internal {
 
-namespace {
-
-std::string milliseconds(int64_t ns) {
+std::string flight_record_milliseconds(int64_t ns) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f ms", static_cast<double>(ns) / 1e6);
   return buf;
 }
-
-} // namespace
 
 FlightRecorder::FlightRecorder(std::size_t capacity) : ring_(capacity) {}
 
@@ -76,13 +72,13 @@ std::string FlightRecorder::render(const std::string& why,
            + std::to_string(e.bytes) + " bytes" + (e.algorithm ? std::string(", ") + e.algorithm : "") + ": ";
     switch (e.state) {
       case State::done:
-        out += "done in " + milliseconds(e.end_ns - e.start_ns);
+        out += "done in " + flight_record_milliseconds(e.end_ns - e.start_ns);
         break;
       case State::failed:
-        out += "failed (" + to_string(e.code) + ") after " + milliseconds(e.end_ns - e.start_ns);
+        out += "failed (" + to_string(e.code) + ") after " + flight_record_milliseconds(e.end_ns - e.start_ns);
         break;
       case State::open:
-        out += "open for " + milliseconds(now_ns - e.start_ns);
+        out += "open for " + flight_record_milliseconds(now_ns - e.start_ns);
         if (waiting_for)
           out += ", waiting for " + waiting_for(e.key);
         break;

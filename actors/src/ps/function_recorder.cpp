@@ -1,18 +1,10 @@
 #include <troupe/actors/ps/function_recorder.hpp>
 
-#include <cstdio>
+#include <algorithm>
+
+#include <troupe/collectives/flight_recorder.hpp>
 
 namespace troupe::internal {
-
-namespace {
-
-std::string milliseconds(int64_t ns) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f ms", static_cast<double>(ns) / 1e6);
-  return buf;
-}
-
-} // namespace
 
 void FunctionRecorder::dispatched(uint64_t id, uint32_t attempt, const std::string& function,
                                   const std::string& worker, int64_t now_ns) {
@@ -43,8 +35,8 @@ std::string FunctionRecorder::render(const std::string& why, int64_t now_ns, con
     const auto& e = ring_[(next_ + ring_.size() - count_ + i) % ring_.size()];
     out += "\n  closure " + std::to_string(e.id) + " attempt " + std::to_string(e.attempt) + " " + e.function
            + " on " + e.worker + ": ";
-    out += e.open ? "running for " + milliseconds(now_ns - e.start_ns)
-                  : e.how + " after " + milliseconds(e.end_ns - e.start_ns);
+    out += e.open ? "running for " + flight_record_milliseconds(now_ns - e.start_ns)
+                  : e.how + " after " + flight_record_milliseconds(e.end_ns - e.start_ns);
   }
   return out;
 }

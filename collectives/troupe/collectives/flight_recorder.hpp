@@ -65,6 +65,9 @@ private:
   std::size_t count_ = 0; ///< entries held (at most the capacity)
 };
 
+/// "12.345 ms": how flight recorder blocks write a duration of `ns` nanoseconds.
+[[nodiscard]] std::string flight_record_milliseconds(int64_t ns);
+
 /// Appends `block` to `<dir>/flight-<task>-<pid>.txt` (':' and '/' in the
 /// task's name become '-'); "" or why it could not. Nothing when `dir` is
 /// empty (TROUPE_FLIGHT_RECORDER_DIR unset).
