@@ -51,6 +51,7 @@
 
 #include "ps_cluster_scenarios.hpp"
 #include "ps_fault_scenarios.hpp"
+#include "support/event_wait.hpp"
 
 using namespace troupe;
 
@@ -239,7 +240,7 @@ int diverge(Runtime& rt, int me, const std::string& how) {
       if (how == "skip" && me == 1)
         return Tensor(0.0f);
       if (how == "timeout" && me == 1)
-        std::this_thread::sleep_for(std::chrono::seconds(3)); // simulated slow step
+        std::this_thread::sleep_for(std::chrono::seconds(3)); // the slow step itself, not a wait for anything
       return get_replica_context().all_reduce(ReduceOp::SUM, Tensor(1.0f));
     });
   } catch (const Error& e) {
@@ -526,9 +527,10 @@ int main(int argc, char** argv) {
       return troupe::testing::run_ps_fault_scenario(rt, scenario, argv[2]);
     if (scenario == "hold" && argc > 2) {
       // Stays in the cluster while the test starts other processes against it.
+      const std::string file = argv[2];
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-      while (!std::filesystem::exists(argv[2]) && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      (void)troupe::testing::wait_for_change_in(std::filesystem::path(file).parent_path().string(), deadline,
+                                                [&] { return std::filesystem::exists(file); });
       std::cout << "PROBE LEAVES" << std::endl;
       return 0;
     }

@@ -2,10 +2,10 @@
 
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
-#include <thread>
 
 #include <unistd.h>
 #include <cstdio>
@@ -13,6 +13,8 @@
 #include <vector>
 
 #include <troupe/troupe.hpp>
+
+#include "support/event_wait.hpp"
 
 namespace troupe::testing {
 
@@ -31,14 +33,12 @@ constexpr int64_t functions = 20;
 
 // The pid a test wrote into `path`, once it did; 0 when `deadline` passes first.
 int64_t wait_for_pid_file(const std::string& path, std::chrono::steady_clock::time_point deadline) {
-  while (std::chrono::steady_clock::now() < deadline) {
+  int64_t pid = 0;
+  (void)wait_for_change_in(std::filesystem::path(path).parent_path().string(), deadline, [&] {
     std::ifstream in(path);
-    int64_t pid = 0;
-    if (in >> pid && pid > 0)
-      return pid;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10)); // polls a file the test writes
-  }
-  return 0;
+    return static_cast<bool>(in >> pid) && pid > 0;
+  });
+  return pid > 0 ? pid : 0;
 }
 
 // "ps_worker_rejoin": see the header.

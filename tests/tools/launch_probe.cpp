@@ -29,6 +29,8 @@
 
 #include <unistd.h>
 
+#include "support/event_wait.hpp"
+
 namespace {
 
 std::string env(const char* name) {
@@ -154,9 +156,12 @@ int main(int argc, char** argv) {
       std::fclose(file);
   if (!wait_file.empty()) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (!std::filesystem::exists(wait_file) && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    (void)troupe::testing::wait_for_change_in(std::filesystem::path(wait_file).parent_path().string(), deadline,
+                                              [&] { return std::filesystem::exists(wait_file); });
   }
+  // Being reaped and being stopped are states of another process that no
+  // event announces (a pidfd tells an exit, waitid only a child's stop):
+  // these two poll /proc, with a deadline.
   if (!wait_reaped_file.empty()) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (!reaped(wait_reaped_file) && std::chrono::steady_clock::now() < deadline)

@@ -16,6 +16,7 @@
 
 #include <unistd.h>
 
+#include "support/event_wait.hpp"
 #include "support/test_process.hpp"
 #include "tools/tf_config_reader.hpp"
 
@@ -467,8 +468,7 @@ TEST_CASE("troupe-launch takes its tasks down when it is killed itself", "[launc
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   for (int pid : children) {
     INFO("task pid " << pid);
-    while (!process_gone(pid) && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(10ms);
+    (void)troupe::testing::wait_for_exit(pid, deadline);
     if (!process_gone(pid))
       ::kill(pid, SIGKILL);
     CHECK(process_gone(pid));
