@@ -41,8 +41,14 @@ TEST_CASE("troupe-launch merges its tasks' timelines into one, each task a proce
   // 9000 at 50'020: its span at 9'030 is 40 us after worker:0's at 1'010.
   write_part(timeline_part(merged, "worker:0"), 1'010, 1'000, 50'000);
   write_part(timeline_part(merged, "worker:1"), 9'030, 9'000, 50'020);
-  const auto told = merge_timelines(merged, {"worker:0", "worker:1", "ps:0"});
-  CHECK_THAT(told, Contains("timeline of 2 tasks in " + merged) && Contains("left out: ps:0 (no timeline)"));
+  // ps:0's part claims more than a part may have (a sparse file): left out before it is read.
+  { std::ofstream(timeline_part(merged, "ps:0")); }
+  std::filesystem::resize_file(timeline_part(merged, "ps:0"), (std::uintmax_t{2} << 30) + 1);
+  const auto told = merge_timelines(merged, {"worker:0", "worker:1", "ps:0", "ps:1"});
+  CHECK_THAT(told, Contains("timeline of 2 tasks in " + merged) && Contains("left out: ps:0 (")
+                     && Contains("has 2147483649 bytes, over the 2048 MiB a part may have)")
+                     && Contains("ps:1 (no timeline)"));
+  CHECK_FALSE(std::filesystem::exists(timeline_part(merged, "ps:0")));
   std::ifstream in(merged);
   const auto trace = nlohmann::json::parse(in);
   std::map<int, std::string> names;

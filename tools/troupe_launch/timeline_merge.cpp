@@ -1,13 +1,22 @@
 #include "timeline_merge.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 
 #include <nlohmann/json.hpp>
 
 namespace troupe::launch {
+
+namespace {
+
+// A task's timeline of millions of spans stays below this.
+constexpr std::uintmax_t max_part_bytes = std::uintmax_t{2} << 30;
+
+} // namespace
 
 std::string timeline_part(const std::string& merged, const std::string& task) {
   std::string name = task;
@@ -26,6 +35,15 @@ std::string merge_timelines(const std::string& merged, const std::vector<std::st
   std::string missing;
   for (size_t i = 0; i < tasks.size(); ++i) {
     const auto path = timeline_part(merged, tasks[i]);
+    // Parsed whole: bounded before it is read.
+    std::error_code size_error;
+    const auto bytes = std::filesystem::file_size(path, size_error);
+    if (!size_error && bytes > max_part_bytes) {
+      missing += (missing.empty() ? "" : ", ") + tasks[i] + " (" + path + " has " + std::to_string(bytes)
+                 + " bytes, over the " + std::to_string(max_part_bytes >> 20) + " MiB a part may have)";
+      std::remove(path.c_str());
+      continue;
+    }
     std::ifstream in(path);
     if (!in) {
       missing += (missing.empty() ? "" : ", ") + tasks[i] + " (no timeline)";

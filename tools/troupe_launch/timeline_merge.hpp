@@ -14,7 +14,8 @@ namespace troupe::launch {
 /// place in `tasks`, named after it, and the clocks are aligned through the
 /// system time each part recorded beside its own clock, so that one
 /// timeline starts at 0. A task that wrote no part (it failed early) is
-/// left out and named in the returned text, as is an unreadable part;
+/// left out and named in the returned text, as is an unreadable part or one
+/// over 2 GiB (checked before it is read);
 /// the parts are removed once merged. Returns what to tell the user.
 std::string merge_timelines(const std::string& merged, const std::vector<std::string>& tasks);
 
