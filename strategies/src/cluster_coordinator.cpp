@@ -15,7 +15,7 @@ namespace internal {
 std::shared_ptr<const RegisteredFunction>
 register_remote_function(std::string name, std::type_index signature,
                          std::function<std::vector<uint8_t>(const std::vector<uint8_t>&)> invoke) {
-  return FunctionRegistry::process().add(std::move(name), signature, std::move(invoke));
+  return FunctionRegistry::current().add(std::move(name), signature, std::move(invoke));
 }
 
 std::shared_ptr<void> worker_resource(uint64_t id, std::type_index type, const char* type_name) {
@@ -98,7 +98,7 @@ ClusterCoordinator::schedule_bytes(const std::shared_ptr<const internal::Registe
   auto& coordinator = handle("schedule");
   // A worker runs what the registry holds under the name now: a handle from
   // an earlier registration of that name would run the wrong function.
-  if (internal::FunctionRegistry::process().find(name) != registration)
+  if (internal::FunctionRegistry::current().find(name) != registration)
     fail(Errc::failed_precondition, "ClusterCoordinator.schedule of '" + name + "': the function was registered "
                                       "again under this name after this handle was made, so a worker would run "
                                       "the newer one; schedule the handle the latest remote_function returned");

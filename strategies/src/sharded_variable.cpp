@@ -9,6 +9,7 @@
 #include <caf/all.hpp>
 
 #include <troupe/actors/modes/runtime_impl.hpp>
+#include <troupe/actors/ps/function_registry.hpp>
 #include <troupe/actors/ps/ps_client.hpp>
 #include <troupe/actors/ps/worker_context.hpp>
 #include <troupe/core/config.hpp>
@@ -25,10 +26,6 @@ struct ShardRequest {
   int64_t shard = 0;
   Msg msg;
 };
-
-/// Ids are unique in this process; the chief is the only process creating
-/// variables of a ParameterServerStrategy, so they are unique on the servers.
-std::atomic<uint64_t> next_variable_id{1};
 
 std::string describe(const Tensor& t) {
   return std::string{name(t.dtype())} + " with shape " + t.shape().to_string();
@@ -85,7 +82,9 @@ ShardedVariable make_sharded_variable(Runtime& runtime, const std::vector<Parame
   auto state = std::make_shared<ShardedVariableState>();
   state->runtime = &runtime.impl();
   state->name = std::move(name);
-  state->variable_id = next_variable_id++;
+  // Counted per program (a simulated task's own): the chief is the only task
+  // creating variables on the servers, and every task's program names them alike.
+  state->variable_id = runtime.impl().functions().next_variable_id();
   state->dtype = initial.dtype();
   state->layout = ShardLayout::for_variable(initial.shape(), initial.dtype(), partitioner);
   state->ps_tasks = placement.place(state->layout);

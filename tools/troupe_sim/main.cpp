@@ -54,18 +54,21 @@ int main(int argc, char** argv) {
     std::map<std::string, uint64_t> tally;
     uint64_t steps = 0;
     uint64_t frames = 0;
+    uint64_t messages = 0;
     double virtual_seconds = 0;
     const auto report = troupe::run_seeds(range, [&](uint64_t seed) {
       const auto outcome = chosen->run(seed);
       ++tally[outcome.label];
       steps += outcome.steps;
       frames += outcome.frames;
+      messages += outcome.messages;
       virtual_seconds += outcome.virtual_seconds;
     }, command);
     std::cout << chosen->name << ": " << report.summary() << std::endl;
     if (const auto runs = report.seeds_run - (report.ok() ? 0 : 1); runs > 0) {
-      std::printf("  per seed: %.0f actor steps, %.0f frames, %.3f s of virtual time\n",
-                  static_cast<double>(steps) / runs, static_cast<double>(frames) / runs, virtual_seconds / runs);
+      std::printf("  per seed: %.0f actor steps, %.0f frames, %.0f messages, %.3f s of virtual time\n",
+                  static_cast<double>(steps) / runs, static_cast<double>(frames) / runs,
+                  static_cast<double>(messages) / runs, virtual_seconds / runs);
       for (const auto& [label, count] : tally)
         std::printf("  %6llu x %s\n", static_cast<unsigned long long>(count), label.c_str());
     }

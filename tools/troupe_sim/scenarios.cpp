@@ -146,7 +146,7 @@ std::string check_outcome(uint64_t seed, const Results& results, const Sums& exp
 
 Outcome outcome(const SimulatedCluster& sim, std::string label) {
   return {std::move(label), sim.steps(), std::chrono::duration<double>(sim.virtual_time()).count(),
-          sim.network_counts().frames};
+          sim.network_counts().frames, sim.network_counts().messages};
 }
 
 // -- the scenarios ------------------------------------------------------------
@@ -388,6 +388,139 @@ Outcome tpu_two_hosts(uint64_t seed) {
 
 } // namespace
 
+// -- parameter-server scenarios --------------------------------------------------
+
+/// A user's parameter-server program, the same on every task: the strategy,
+/// the coordinator, a variable and a function; the chief schedules
+/// `functions` functions, each adding 1 then 10 to the variable (a worker
+/// lost between the two leaves a half-done attempt, which must not count)
+/// and returning its id; the workers and ps tasks serve. The chief returns
+/// the variable and the sum of the ids; the others what serve() returned.
+std::vector<int64_t> ps_program(Runtime& rt, int functions) {
+  ParameterServerStrategy strategy(rt);
+  ClusterCoordinator coordinator(strategy);
+  ShardedVariable w{nullptr};
+  {
+    auto scope = strategy.scope();
+    w = strategy.create_variable(Tensor::zeros({2}, DType::int64), {.name = "w"});
+  }
+  auto step = remote_function("sim_ps_step", [&](int64_t id) {
+    w.assign_add(Tensor::full({2}, 1.0, DType::int64));
+    w.assign_add(Tensor::full({2}, 10.0, DType::int64));
+    return id;
+  });
+  if (rt.task_type() != "chief")
+    return {rt.serve()};
+  std::vector<RemoteValue<int64_t>> results;
+  for (int64_t id = 0; id < functions; ++id)
+    results.push_back(coordinator.schedule(step, id));
+  coordinator.join();
+  int64_t ids = 0;
+  for (auto& r : results)
+    ids += r.fetch();
+  const auto value = w.read_value().to_vector<int64_t>();
+  return {value.at(0), value.at(1), ids};
+}
+
+constexpr int ps_functions = 12;
+
+/// The chief's values when every function took effect exactly once.
+std::vector<int64_t> ps_expected() {
+  return {11 * ps_functions, 11 * ps_functions, ps_functions * (ps_functions - 1) / 2};
+}
+
+template <class Results>
+void show_ps(uint64_t seed, const Results& results) {
+  for (const auto& r : results)
+    show(seed, r);
+}
+
+/// The chief's values say each function took effect exactly once.
+template <class Result>
+void check_once(uint64_t seed, const Result& chief) {
+  if (*chief.value != ps_expected())
+    broken(seed, "each function's effect exactly once",
+           "w = " + std::to_string(chief.value->at(0)) + ", ids " + std::to_string(chief.value->at(2)) + ", expected "
+             + std::to_string(ps_expected()[0]) + " and " + std::to_string(ps_expected()[2]));
+}
+
+/// Every task but the chief (and the killed ones, unless `killed_too`)
+/// returned `status` from serve().
+template <class Results>
+void check_serve(uint64_t seed, const Results& results, int64_t status, const std::string& invariant,
+                 bool killed_too = false) {
+  for (std::size_t i = 1; i < results.size(); ++i) {
+    const auto& r = results[i];
+    if ((killed_too || !r.killed) && !(r.ok() && r.value->at(0) == status))
+      broken(seed, invariant,
+             r.task + (r.killed ? " was killed"
+                       : r.ok() ? " returned " + std::to_string(r.value->at(0))
+                                : " failed: " + std::string(r.error->what())));
+  }
+}
+
+/// A worker killed at a random time, its functions run again elsewhere:
+/// the variable counts each function once, and every other task ends well.
+Outcome ps_kill_worker(uint64_t seed) {
+  SimulatedCluster sim({.seed = seed, .chief = 1, .workers = 2, .ps = 1 + static_cast<int>(seed % 2),
+                        .deadline = 10s});
+  spread(sim);
+  const auto victim = "worker:" + std::to_string(draw(sim.random(), 0, 1));
+  sim.faults().kill(victim, draw_time(sim.random(), 6ms));
+  auto results = sim.run([](Runtime& rt) { return ps_program(rt, ps_functions); });
+  show_ps(seed, results);
+  const auto& chief = results.at(0);
+  if (!chief.ok())
+    broken(seed, "the chief survives a worker's loss", std::string(chief.error->what()));
+  check_once(seed, chief);
+  check_serve(seed, results, 0, "every surviving task's serve() ends well");
+  return outcome(sim, results[1].killed || results[2].killed ? "a worker killed mid-run; each function once"
+                                                             : "the kill came after the run");
+}
+
+/// A parameter server killed at a random time: the variables it held are
+/// gone, so every surviving task ends with a named error (the chief's
+/// peer_lost, the others' serve() 1), or the run ended before the kill.
+Outcome ps_kill_ps(uint64_t seed) {
+  SimulatedCluster sim({.seed = seed, .chief = 1, .workers = 2, .ps = 2, .deadline = 10s});
+  spread(sim);
+  const auto victim = "ps:" + std::to_string(draw(sim.random(), 0, 1));
+  // A run takes about 20 ms of virtual time: some kills come after it.
+  sim.faults().kill(victim, draw_time(sim.random(), 30ms));
+  auto results = sim.run([](Runtime& rt) { return ps_program(rt, ps_functions); });
+  show_ps(seed, results);
+  const auto& chief = results.at(0);
+  if (chief.ok()) {
+    check_once(seed, chief);
+    check_serve(seed, results, 0, "a job that ended well ends well on every task");
+    return outcome(sim, "the job ended before the kill");
+  }
+  if (chief.error->code() != Errc::peer_lost)
+    broken(seed, "a survivor gets a named error of the fault",
+           "the chief failed with " + std::string(name(chief.error->code())) + ": " + chief.error->what());
+  check_serve(seed, results, 1, "every surviving task learns the job failed");
+  return outcome(sim, std::string("the chief failed with ") + std::string(name(chief.error->code())));
+}
+
+/// A worker killed, then restarted: the coordinator takes the new process
+/// back, and each function still counts once.
+Outcome ps_restart_worker(uint64_t seed) {
+  SimulatedCluster sim({.seed = seed, .chief = 1, .workers = 2, .ps = 1, .deadline = 10s});
+  spread(sim);
+  const auto victim = "worker:" + std::to_string(draw(sim.random(), 0, 1));
+  const auto killed_at = draw_time(sim.random(), 4ms);
+  sim.faults().kill(victim, killed_at);
+  sim.faults().restart(victim, killed_at + draw_time(sim.random(), 2ms));
+  auto results = sim.run([](Runtime& rt) { return ps_program(rt, ps_functions); });
+  show_ps(seed, results);
+  const auto& chief = results.at(0);
+  if (!chief.ok())
+    broken(seed, "the chief survives a worker's loss", std::string(chief.error->what()));
+  check_once(seed, chief);
+  check_serve(seed, results, 0, "every task, the restarted one too, ends well", true);
+  return outcome(sim, "restarted and taken back; each function once");
+}
+
 void lose_failure_notices(bool on) {
   broken_notices = on;
 }
@@ -414,6 +547,12 @@ const std::vector<Scenario>& scenarios() {
                       "fault-free bits or peer_lost", tpu_two_hosts},
     {"uneven-dataset", "workers with 5, 8 and 11 elements end their pass together, with the fault-free sums",
      uneven_dataset},
+    {"ps-kill-worker", "ParameterServerStrategy, chief + 2 workers + 1-2 ps: a worker is killed at a random time; "
+                       "its functions run again elsewhere and each counts exactly once", ps_kill_worker},
+    {"ps-kill-ps", "a parameter server is killed at a random time: every surviving task ends with a named error, "
+                   "or the job had ended well", ps_kill_ps},
+    {"ps-restart-worker", "a worker is killed and restarted: the coordinator takes it back, each function counts "
+                          "exactly once and every task ends well", ps_restart_worker},
   };
   return all;
 }

@@ -19,7 +19,8 @@ struct Outcome {
   std::string label;
   uint64_t steps = 0;         ///< actor steps
   double virtual_seconds = 0; ///< virtual time the run took
-  uint64_t frames = 0;        ///< frames between tasks
+  uint64_t frames = 0;        ///< data-plane frames between tasks
+  uint64_t messages = 0;      ///< messages between tasks' actors (parameter servers)
 };
 
 struct Scenario {

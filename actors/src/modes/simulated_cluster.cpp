@@ -11,6 +11,8 @@
 #include <caf/all.hpp>
 
 #include <troupe/actors/modes/runtime_impl.hpp>
+#include <troupe/actors/modes/sim_control_plane.hpp>
+#include <troupe/actors/modes/sim_routes.hpp>
 #include <troupe/actors/modes/simulated_task_actor.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/core/timeline.hpp>
@@ -97,6 +99,12 @@ SimulatedFaults& SimulatedFaults::kill(std::string task, Duration at) {
   return *this;
 }
 
+SimulatedFaults& SimulatedFaults::restart(std::string task, Duration at) {
+  check_time("restart", at);
+  restarts_.push_back({std::move(task), at});
+  return *this;
+}
+
 SimulatedFaults& SimulatedFaults::freeze(std::string task, Duration at, Duration length) {
   check_time("freeze", at);
   check_time("freeze", length);
@@ -111,6 +119,7 @@ struct SimulatedCluster::Impl {
   std::shared_ptr<internal::SimNetwork> network;
   std::vector<std::optional<Error>> errors;
   std::vector<bool> killed;
+  std::vector<bool> restarted;
   bool ran = false;
   uint64_t trace_hash = 0;
   uint64_t steps = 0;
@@ -119,18 +128,24 @@ struct SimulatedCluster::Impl {
 
 SimulatedCluster::SimulatedCluster(SimulatedClusterOptions options)
   : options_(options), random_(options.seed ^ 0x5851f42d4c957f2dull), impl_(std::make_unique<Impl>()) {
-  if (options_.chief < 0 || options_.chief > 1 || options_.workers < 0 || options_.chief + options_.workers < 1
-      || options_.devices_per_worker < 1)
+  if (options_.chief < 0 || options_.chief > 1 || options_.workers < 0 || options_.ps < 0
+      || options_.chief + options_.workers < 1 || options_.devices_per_worker < 1)
     fail(Errc::invalid_argument, "SimulatedCluster{.chief = " + std::to_string(options_.chief) + ", .workers = "
-                                   + std::to_string(options_.workers) + ", .devices_per_worker = "
-                                   + std::to_string(options_.devices_per_worker)
-                                   + "}: chief is 0 or 1, there is at least one task, and each has a device");
+                                   + std::to_string(options_.workers) + ", .ps = " + std::to_string(options_.ps)
+                                   + ", .devices_per_worker = " + std::to_string(options_.devices_per_worker)
+                                   + "}: chief is 0 or 1, ps 0 or more, there is at least one chief or worker, "
+                                     "and each has a device");
+  if (options_.ps > 0 && options_.chief != 1)
+    fail(Errc::invalid_argument, "SimulatedCluster{.ps = " + std::to_string(options_.ps)
+                                   + "}: a parameter-server cluster needs its coordinator: set .chief = 1");
   if (options_.deadline.count() <= 0)
     fail(Errc::invalid_argument, "SimulatedCluster: the deadline must be positive");
   if (options_.chief == 1)
     tasks_.push_back("chief:0");
   for (int w = 0; w < options_.workers; ++w)
     tasks_.push_back("worker:" + std::to_string(w));
+  for (int p = 0; p < options_.ps; ++p)
+    tasks_.push_back("ps:" + std::to_string(p));
   impl_->host = std::make_unique<internal::RuntimeImpl>(Simulation{.seed = options_.seed});
 }
 
@@ -216,14 +231,55 @@ void SimulatedCluster::run_tasks(const std::function<void(Runtime&, std::size_t)
   const ClusterSpec spec(jobs);
 
   const auto actors_before = system.registry().running();
+  // Collectives run among the chief and the workers, the first members.
+  const auto ranks = static_cast<std::size_t>(options_.chief + options_.workers);
+  const std::vector<std::string> rank_names(tasks_.begin(), tasks_.begin() + static_cast<std::ptrdiff_t>(ranks));
   std::vector<internal::SimLinkActorHandle> links;
-  for (std::size_t i = 0; i < n; ++i)
+  for (std::size_t i = 0; i < ranks; ++i)
     links.push_back(system.spawn<internal::SimLinkActor>(static_cast<int>(i), impl_->network));
+  // A parameter-server cluster's control plane, and the actor that runs its timed events.
+  std::unique_ptr<internal::SimControlPlane> plane;
+  auto routes = std::make_shared<internal::SimRoutes>(system, impl_->network);
+  if (options_.ps > 0)
+    plane = std::make_unique<internal::SimControlPlane>(
+      host, tasks_, [routes](int from, int to, const caf::actor& actor) { return routes->route(from, to, actor); });
+  auto timer = internal::spawn_sim_timer(system);
 
-  std::vector<std::unique_ptr<Runtime>> runtimes;
+  // Each run of a task's function: one per task, and one more per restart.
+  struct Incarnation {
+    std::size_t task = 0;
+    std::unique_ptr<Runtime> runtime;
+    std::shared_ptr<internal::SimTaskOutcome> outcome;
+    internal::SimulatedTaskActorHandle actor;
+  };
+  std::vector<Incarnation> runs;
+  for (std::size_t i = 0; i < n; ++i)
+    runs.push_back({i, nullptr, nullptr, {}});
+  for (const auto& r : faults_.restarts()) {
+    const auto task = static_cast<std::size_t>(rank_of(tasks_, r.task, "restart"));
+    const bool worker = tasks_[task].rfind("worker:", 0) == 0;
+    const bool killed_before = std::any_of(faults_.kills().begin(), faults_.kills().end(),
+                                           [&](const auto& k) { return k.task == r.task && k.at < r.at; });
+    const bool once = std::count_if(faults_.restarts().begin(), faults_.restarts().end(),
+                                    [&](const auto& o) { return o.task == r.task; }) == 1;
+    if (!worker || options_.ps == 0 || !killed_before || !once)
+      fail(Errc::invalid_argument, "SimulatedFaults::restart(\"" + r.task + "\", " + at_seconds(r.at)
+                                     + "): a restarted process rejoins only as a worker of a cluster with ps "
+                                       "tasks, once, after a kill of that task before " + at_seconds(r.at));
+    runs.push_back({task, nullptr, nullptr, {}});
+  }
   impl_->errors.assign(n, std::nullopt);
   impl_->killed.assign(n, false);
-  for (std::size_t i = 0; i < n; ++i) {
+  impl_->restarted.assign(n, false);
+  auto all_done = std::make_shared<internal::Completion>();
+  auto left = std::make_shared<std::size_t>(runs.size());
+  // Set once teardown starts: a task unwound then leaves its parameter-server
+  // part to its Runtime's destructor, off the fiber.
+  auto tearing_down = std::make_shared<bool>(false);
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    auto& run = runs[k];
+    const auto i = run.task;
+    const bool first = k < n;
     const auto& t = tasks_[i];
     const auto job = t.substr(0, t.find(':'));
     const int index = std::stoi(t.substr(t.find(':') + 1));
@@ -231,44 +287,70 @@ void SimulatedCluster::run_tasks(const std::function<void(Runtime&, std::size_t)
     task.host = &host;
     task.resolver = std::make_shared<SimpleClusterResolver>(
       spec, SimpleClusterResolverOptions{.task_type = job, .task_id = index});
-    task.membership = {static_cast<int>(i), tasks_, links[i], nullptr, task.resolver};
+    task.member = static_cast<int>(i);
+    task.name = t;
+    // A restarted worker has no data plane (no collectives), as in a real cluster.
+    const bool has_rank = i < ranks && first;
+    task.membership = {has_rank ? static_cast<int>(i) : -1, rank_names,
+                       has_rank ? links[i] : internal::SimLinkActorHandle{}, nullptr, task.resolver};
+    task.directory = plane ? &plane->directory(static_cast<int>(i)) : nullptr;
     task.logical_cpu_devices = options_.devices_per_worker;
-    task.tpu_slice_cores = options_.logical_tpu_cores;
-    runtimes.push_back(std::unique_ptr<Runtime>(new Runtime(std::make_unique<internal::RuntimeImpl>(task))));
-  }
-
-  auto all_done = std::make_shared<internal::Completion>();
-  auto left = std::make_shared<std::size_t>(n);
-  std::vector<std::shared_ptr<internal::SimTaskOutcome>> outcomes;
-  std::vector<internal::SimulatedTaskActorHandle> actors;
-  for (std::size_t i = 0; i < n; ++i) {
-    outcomes.push_back(std::make_shared<internal::SimTaskOutcome>());
-    // Counts the tasks down on the simulation's thread, as each one ends.
-    outcomes.back()->finished.call_when_set([all_done, left] {
+    task.tpu_slice_cores = job == "worker" ? options_.logical_tpu_cores : 0;
+    auto impl = std::make_unique<internal::RuntimeImpl>(task);
+    auto* task_impl = impl.get();
+    run.runtime = std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
+    run.outcome = std::make_shared<internal::SimTaskOutcome>();
+    // Counts the runs down on the simulation's thread, as each one ends.
+    run.outcome->finished.call_when_set([all_done, left] {
       if (--*left == 0)
         all_done->set();
     });
-    auto* runtime = runtimes[i].get();
+    auto* runtime = run.runtime.get();
     auto* errors = &impl_->errors;
-    actors.push_back(system.spawn<internal::SimulatedTaskActor>(
-      [&body, runtime, errors, i] {
-        try {
-          body(*runtime, i);
-        } catch (const boost::context::detail::forced_unwind&) {
-          throw; // the task is being torn down: let Boost unwind its stack
-        } catch (const Error& e) {
-          (*errors)[i] = e;
-        } catch (const std::exception& e) {
-          (*errors)[i] = Error(Errc::unknown, e.what());
-        } catch (...) {
-          (*errors)[i] = Error(Errc::unknown, "a non-standard exception");
+    auto body_of_task = [&body, runtime, task_impl, errors, i, tearing_down] {
+      // This task's part of a parameter-server cluster ends with its program,
+      // as its process's Runtime would: while an exception unwinds, its
+      // farewell names the error.
+      struct PsPart {
+        internal::RuntimeImpl* impl;
+        std::shared_ptr<bool> tearing_down;
+        PsPart(internal::RuntimeImpl* i, std::shared_ptr<bool> t) : impl(i), tearing_down(std::move(t)) {}
+        ~PsPart() {
+          if (!*tearing_down)
+            impl->leave_ps_cluster();
         }
-      },
-      // Its process exits once its actors settled (a timer of no delay fires
-      // when nothing can run): the aborts its strategies' groups send as
-      // they stop go out before its bye.
-      outcomes.back(), [link = links[i]] { caf::delayed_anon_send(link, caf::timespan{0}, internal::SimLeaveMsg{}); },
-      task_stack_bytes));
+        PsPart(const PsPart&) = delete;
+        PsPart& operator=(const PsPart&) = delete;
+      };
+      try {
+        task_impl->join_ps_cluster();
+        PsPart part{task_impl, tearing_down};
+        (*errors)[i].reset();
+        body(*runtime, i);
+      } catch (const boost::context::detail::forced_unwind&) {
+        throw; // the task is being torn down: let Boost unwind its stack
+      } catch (const Error& e) {
+        (*errors)[i] = e;
+      } catch (const std::exception& e) {
+        (*errors)[i] = Error(Errc::unknown, e.what());
+      } catch (...) {
+        (*errors)[i] = Error(Errc::unknown, "a non-standard exception");
+      }
+    };
+    // Its process exits once its actors settled (a timer of no delay fires
+    // when nothing can run): the aborts its strategies' groups send as they
+    // stop go out before its bye, and the control plane's verdict.
+    const auto link = has_rank ? links[i] : internal::SimLinkActorHandle{};
+    auto* control = plane.get();
+    auto on_return = [link, timer, control, i] {
+      if (link)
+        caf::delayed_anon_send(link, caf::timespan{0}, internal::SimLeaveMsg{});
+      if (control)
+        caf::delayed_anon_send(timer, caf::timespan{0},
+                               internal::SimActionMsg{[control, i] { control->leave(static_cast<int>(i)); }});
+    };
+    run.actor = system.spawn<internal::SimulatedTaskActor>(body_of_task, run.outcome, on_return,
+                                                           &task_impl->functions(), task_stack_bytes);
   }
 
   // The run starts now: the network's times and the timed faults count from here.
@@ -278,10 +360,32 @@ void SimulatedCluster::run_tasks(const std::function<void(Runtime&, std::size_t)
     caf::anon_send(link, internal::SimPeersMsg{links});
   for (const auto& k : faults_.kills()) {
     const auto rank = static_cast<std::size_t>(rank_of(tasks_, k.task, "kill"));
-    caf::delayed_anon_send(actors[rank], caf::timespan{k.at}, internal::SimTaskKillMsg{});
+    caf::delayed_anon_send(runs[rank].actor, caf::timespan{k.at}, internal::SimTaskKillMsg{});
+    if (plane)
+      caf::delayed_anon_send(timer, caf::timespan{k.at}, internal::SimActionMsg{[p = plane.get(), rank, at = k.at] {
+                               p->kill(static_cast<int>(rank),
+                                       "was killed (simulated fault at " + at_seconds(at) + ")");
+                             }});
   }
-  for (auto& a : actors)
-    caf::anon_send(a, internal::SimTaskStartMsg{});
+  for (std::size_t k = n; k < runs.size(); ++k) {
+    const auto& r = faults_.restarts()[k - n];
+    impl_->network->revive(static_cast<int>(runs[k].task), r.at);
+    caf::delayed_anon_send(timer, caf::timespan{r.at},
+                           internal::SimActionMsg{[p = plane.get(), member = runs[k].task, actor = runs[k].actor] {
+                             p->restart(static_cast<int>(member));
+                             caf::anon_send(actor, internal::SimTaskStartMsg{});
+                           }});
+  }
+  // The failure detector's verdicts on partitions and freezes, for the
+  // parameter-server cluster (the links give them to collectives).
+  if (plane)
+    for (std::size_t o = 0; o < n; ++o)
+      for (auto& v : impl_->network->verdicts_for(static_cast<int>(o)))
+        caf::delayed_anon_send(timer, v.at, internal::SimActionMsg{[p = plane.get(), o, lost = v.lost, why = v.why] {
+                                 p->verdict(static_cast<int>(o), lost, why);
+                               }});
+  for (std::size_t k = 0; k < n; ++k)
+    caf::anon_send(runs[k].actor, internal::SimTaskStartMsg{});
 
   std::string hang;
   const auto steps_before = host.steps();
@@ -296,26 +400,34 @@ void SimulatedCluster::run_tasks(const std::function<void(Runtime&, std::size_t)
   }
   std::string stuck;
   if (!hang.empty())
-    for (std::size_t i = 0; i < n; ++i)
-      if (!outcomes[i]->finished.done())
-        stuck += (stuck.empty() ? "" : ", ") + tasks_[i];
+    for (const auto& run : runs)
+      if (!run.outcome->finished.done() && stuck.find(tasks_[run.task]) == std::string::npos)
+        stuck += (stuck.empty() ? "" : ", ") + tasks_[run.task];
   impl_->virtual_time = host.now() - start;
   if (!hang.empty())
     hang += "; the last event was at " + at_seconds(impl_->virtual_time);
-  for (std::size_t i = 0; i < n; ++i)
-    impl_->killed[i] = outcomes[i]->killed;
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    impl_->killed[runs[k].task] = runs[k].outcome->killed;
+    impl_->restarted[runs[k].task] = k >= n;
+  }
 
   // Teardown: the tasks (a killed or stuck one's function is unwound), their
   // runtimes, then the network; nothing of the run may be left.
-  for (auto& a : actors)
-    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-  actors.clear();
+  *tearing_down = true;
+  for (auto& run : runs)
+    caf::anon_send_exit(run.actor, caf::exit_reason::user_shutdown);
+  for (auto& run : runs)
+    run.actor = internal::SimulatedTaskActorHandle{};
   host.drain();
-  runtimes.clear();
+  runs.clear();
   for (auto& link : links)
     caf::anon_send_exit(link, caf::exit_reason::user_shutdown);
   links.clear();
+  caf::anon_send_exit(timer, caf::exit_reason::user_shutdown);
+  timer = internal::SimTimerActorHandle{};
   host.drain();
+  plane.reset();
+  routes->clear();
   impl_->trace_hash = host.trace_hash();
   impl_->steps = host.steps();
   if (!stuck.empty())
@@ -337,6 +449,10 @@ bool SimulatedCluster::killed(std::size_t task) const {
   return impl_->killed.at(task);
 }
 
+bool SimulatedCluster::restarted(std::size_t task) const {
+  return impl_->restarted.at(task);
+}
+
 uint64_t SimulatedCluster::trace_hash() const noexcept {
   return impl_->trace_hash;
 }
@@ -353,7 +469,7 @@ SimulatedNetworkCounts SimulatedCluster::network_counts() const noexcept {
   if (!impl_->network)
     return {};
   const auto& c = impl_->network->counts();
-  return {c.frames, c.delayed, c.held, c.dropped, c.duplicated, c.reordered};
+  return {c.frames, c.delayed, c.held, c.dropped, c.duplicated, c.reordered, c.messages};
 }
 
 } // namespace troupe

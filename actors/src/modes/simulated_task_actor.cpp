@@ -2,18 +2,19 @@
 
 #include <caf/all.hpp>
 
+#include <troupe/actors/ps/function_registry.hpp>
 #include <troupe/actors/replicas/replica_handle.hpp>
 
 namespace troupe::internal {
 
 SimulatedTaskActor::SimulatedTaskActor(caf::actor_config& cfg, std::function<void()> body,
                                        std::shared_ptr<SimTaskOutcome> outcome, std::function<void()> on_return,
-                                       std::size_t stack_bytes)
+                                       FunctionRegistry* functions, std::size_t stack_bytes)
   : SimulatedTaskActorHandle::base(cfg), FiberHost(stack_bytes, [this, body = std::move(body)] {
       body();
       returned_ = true;
     }),
-    outcome_(std::move(outcome)), on_return_(std::move(on_return)) {
+    outcome_(std::move(outcome)), on_return_(std::move(on_return)), functions_(functions) {
 }
 
 SimulatedTaskActor::behavior_type SimulatedTaskActor::make_behavior() {
@@ -43,6 +44,8 @@ void SimulatedTaskActor::resume() {
   const bool yielded = resume_fiber(caf::actor_cast<caf::actor>(this), [this](auto switch_in) {
     void* outer = current_frame();
     set_current_frame(frame_);
+    // What the program registers (remote_function, per-worker datasets) is its task's.
+    FunctionRegistry::Installer registry(functions_);
     switch_in();
     frame_ = current_frame();
     set_current_frame(outer);

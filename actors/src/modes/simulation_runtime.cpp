@@ -4,6 +4,9 @@
 
 #include <troupe/actors/modes/runtime_impl.hpp>
 
+#include <algorithm>
+
+#include <troupe/actors/ps/function_registry.hpp>
 #include <troupe/actors/ps/ps_cluster.hpp>
 #include <troupe/actors/replicas/agreement_group.hpp>      // complete for the members a throwing constructor destroys
 #include <troupe/actors/gpu/gpu_devices.hpp>          // the same
@@ -38,10 +41,25 @@ RuntimeImpl::RuntimeImpl(const SimulatedTask& task) : resolver_(task.resolver) {
   check_devices(task.logical_cpu_devices, task.tpu_slice_cores);
   attach_to(*task.host);
   simulated_membership_ = task.membership;
-  set_trace_task(task.membership.rank, task.membership.task_names.at(static_cast<size_t>(task.membership.rank)));
+  simulated_directory_ = task.directory;
+  simulated_functions_ = std::make_unique<FunctionRegistry>();
+  set_functions(simulated_functions_.get());
+  set_trace_task(task.member, task.name);
   init_devices(task.logical_cpu_devices);
   if (task.tpu_slice_cores != 0)
     init_tpu_cores(task.tpu_slice_cores, resolver_->cluster_spec().num_tasks("worker"));
+}
+
+void RuntimeImpl::leave_ps_cluster() {
+  ps_cluster_.reset();
+}
+
+void RuntimeImpl::join_ps_cluster() {
+  if (simulated_directory_ && !ps_cluster_)
+    ps_cluster_ = std::make_unique<PsCluster>(
+      *this, *simulated_directory_,
+      static_cast<int>(std::count_if(devices_.begin(), devices_.end(),
+                                     [](const DeviceSpec& d) { return d.device_type() == "CPU"; })));
 }
 
 } // namespace troupe::internal

@@ -11,7 +11,7 @@
 #include <troupe/core/config.hpp>
 #include <troupe/core/errors.hpp>
 #include <troupe/core/log.hpp>
-#include <troupe/net/bootstrap/cluster_node.hpp>
+#include <troupe/net/bootstrap/cluster_directory.hpp>
 #include <troupe/net/bootstrap/cluster_types.hpp>
 #include <troupe/net/bootstrap/task_joined.hpp>
 #include <troupe/net/bootstrap/task_lost.hpp>
@@ -78,7 +78,7 @@ PsCluster::PsCluster(Executor& runtime, PsClusterShape shape) : runtime_(runtime
   }
 }
 
-PsCluster::PsCluster(Executor& runtime, ClusterNode& node, int devices_per_worker)
+PsCluster::PsCluster(Executor& runtime, ClusterDirectory& node, int devices_per_worker)
   : runtime_(runtime), node_(&node), task_type_(node.task_type()), task_index_(node.task_index()),
     routing_(std::make_shared<LossRouting>()) {
   shape_.workers = static_cast<int>(node.tasks_of("worker").size());
@@ -125,24 +125,33 @@ PsCluster::PsCluster(Executor& runtime, ClusterNode& node, int devices_per_worke
         // A restarted worker process took its task's place: the coordinator
         // sends it closures again. Its own WorkerContext builds its
         // per-worker datasets and iterators afresh, on first use.
-        if (!coordinator || msg.task.rfind("worker:", 0) != 0 || !msg.node)
+        if (!coordinator || msg.task.rfind("worker:", 0) != 0 || (!msg.node && !msg.worker))
           return;
         const auto task = msg.task;
+        auto take_back = [routing, task](caf::actor& worker) {
+          std::lock_guard<std::mutex> lock(routing->mutex);
+          // Lost again before its actor was found: the next rejoin brings it back.
+          if (routing->lost_since_join.count(task) != 0)
+            return;
+          routing->lost.erase(task);
+          routing->workers[task] = worker;
+          if (routing->coordinator)
+            caf::anon_send(routing->coordinator,
+                           CoordinatorAddWorkerMsg{worker, task_name("worker", std::stoi(task.substr(7)))});
+          TROUPE_LOG(info, "net") << "the coordinator takes task " << task << " back: its restarted process "
+                                  << "runs scheduled functions again";
+        };
+        if (msg.worker) { // a simulated cluster names the published worker at once
+          {
+            std::lock_guard<std::mutex> lock(routing->mutex);
+            routing->lost_since_join.erase(task);
+          }
+          take_back(msg.worker);
+          return;
+        }
         self->request(msg.node, lookup_timeout, NodeLookupMsg{published_worker})
           .then(
-            [routing, task](caf::actor& worker) {
-              std::lock_guard<std::mutex> lock(routing->mutex);
-              // Lost again before its actor was found: the next rejoin brings it back.
-              if (routing->lost_since_join.count(task) != 0)
-                return;
-              routing->lost.erase(task);
-              routing->workers[task] = worker;
-              if (routing->coordinator)
-                caf::anon_send(routing->coordinator,
-                               CoordinatorAddWorkerMsg{worker, task_name("worker", std::stoi(task.substr(7)))});
-              TROUPE_LOG(info, "net") << "the coordinator takes task " << task << " back: its restarted process "
-                                      << "runs scheduled functions again";
-            },
+            take_back,
             [task](caf::error& e) {
               TROUPE_LOG(warning, "net") << "the coordinator cannot take the rejoined task " << task
                                          << " back: its worker actor was not found (" << caf::to_string(e)
@@ -197,7 +206,7 @@ PsCluster::PsCluster(Executor& runtime, ClusterNode& node, int devices_per_worke
   node.watch_losses(caf::actor_cast<caf::actor>(loss_listener_));
 }
 
-void PsCluster::look_up_peers(ClusterNode& node) {
+void PsCluster::look_up_peers(ClusterDirectory& node) {
   const auto timeout = std::chrono::duration_cast<caf::timespan>(
     std::chrono::duration<double>(knobs().cluster_init_timeout_seconds));
   for (int j = 0; j < shape_.ps; ++j) {
@@ -273,33 +282,51 @@ std::string PsCluster::agree_on_settings(const std::string& settings) {
     if (!settings_agreement_)
       settings_agreement_ =
         caf::actor_cast<PsSettingsAgreementHandle>(node_->lookup("chief:0", published_settings, init_timeout()));
-    caf::scoped_actor self{runtime_.system()};
-    self->monitor(settings_agreement_);
-    self->send(settings_agreement_, PsSettingsMsg{round, me, settings});
-    bool answered = false;
-    bool done = false;
-    std::string trouble;
-    Errc code = Errc::timeout;
-    self->receive_while([&] { return !done; })(
-      [&](PsSettingsVerdictMsg& msg) {
-        if (msg.round != round)
-          return; // an earlier call's, answered after its caller gave up
-        verdict = std::move(msg.error);
-        answered = done = true;
-      },
-      [&](caf::down_msg& msg) {
-        code = Errc::peer_lost;
-        trouble = "the chief was lost (" + runtime_.system().render(msg.reason) + ")";
-        done = true;
-      },
-      caf::after(2 * init_timeout()) >> [&] {
-        trouble = "no answer within twice TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS";
-        done = true;
+    // Asked by an actor of this runtime, and waited for as Executor::wait
+    // does: a simulated task's program runs on a fiber that must not block.
+    struct Answer {
+      Completion done;
+      bool answered = false;
+      std::string verdict;
+      std::string trouble;
+      Errc code = Errc::timeout;
+    };
+    auto answer = std::make_shared<Answer>();
+    const auto agreement = caf::actor_cast<caf::actor>(settings_agreement_);
+    const auto patience = 2 * init_timeout();
+    auto& system = runtime_.system();
+    runtime_.system().spawn([answer, agreement, patience, round, me, settings,
+                             &system](caf::event_based_actor* self) -> caf::behavior {
+      auto finish = [answer, self] {
+        answer->done.set();
+        self->quit();
+      };
+      self->monitor(agreement);
+      self->set_down_handler([answer, finish, &system](caf::down_msg& msg) {
+        answer->code = Errc::peer_lost;
+        answer->trouble = "the chief was lost (" + system.render(msg.reason) + ")";
+        finish();
       });
-    self->demonitor(settings_agreement_.address());
-    if (!answered)
-      fail(code, "check_same_across_workers on task " + me + ": the chief did not give its verdict on the tasks' "
-                   "settings: " + trouble);
+      self->send(caf::actor_cast<PsSettingsAgreementHandle>(agreement), PsSettingsMsg{round, me, settings});
+      return {
+        [answer, finish, round](PsSettingsVerdictMsg& msg) {
+          if (msg.round != round)
+            return; // an earlier call's, answered after its caller gave up
+          answer->verdict = std::move(msg.error);
+          answer->answered = true;
+          finish();
+        },
+        caf::after(patience) >> [answer, finish] {
+          answer->trouble = "no answer within twice TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS";
+          finish();
+        },
+      };
+    });
+    runtime_.wait(answer->done, "the chief's verdict on the tasks' settings (check_same_across_workers)");
+    if (!answer->answered)
+      fail(answer->code, "check_same_across_workers on task " + me + ": the chief did not give its verdict on the "
+                           "tasks' settings: " + answer->trouble);
+    verdict = answer->verdict;
   }
   if (!verdict.empty())
     note_raised_error(verdict);

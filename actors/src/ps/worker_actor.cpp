@@ -144,16 +144,16 @@ void WorkerActor::run_closure(Running& running) {
     }
   } trace{*this, running, began};
   try {
-    auto function = FunctionRegistry::process().find(spec.function_name);
+    auto function = context_->runtime().functions().find(spec.function_name);
     if (!function && !context_->program_ready().done()) {
       // Across processes the chief may send a closure before this process's
       // program has registered its functions: wait until it serves.
       context_->runtime().wait(context_->program_ready(), "this worker's program to call Runtime::serve()");
-      function = FunctionRegistry::process().find(spec.function_name);
+      function = context_->runtime().functions().find(spec.function_name);
     }
     if (!function)
       fail(Errc::not_found, "function '" + spec.function_name + "' is not registered in worker "
-                              + context_->name() + " (registered: " + joined(FunctionRegistry::process().names())
+                              + context_->name() + " (registered: " + joined(context_->runtime().functions().names())
                               + "); call troupe::remote_function(\"" + spec.function_name
                               + "\", fn) in every process of the cluster before the coordinator schedules it");
     running.value = function->invoke(spec.args);

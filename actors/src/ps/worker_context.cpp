@@ -1,4 +1,6 @@
 #include <troupe/actors/ps/worker_context.hpp>
+
+#include <troupe/actors/ps/function_registry.hpp>
 #include <troupe/actors/fibers/fiber_local_impl.hpp>
 
 #include <caf/send.hpp>
@@ -9,21 +11,6 @@
 #include <troupe/core/errors.hpp>
 
 namespace troupe::internal {
-
-namespace {
-
-/// Per-worker resource builders of this process, by id (1, 2, ...).
-struct ResourceBuilders {
-  std::mutex mutex;
-  std::vector<std::pair<std::type_index, WorkerContext::ResourceBuilder>> builders;
-};
-
-ResourceBuilders& resource_builders() {
-  static ResourceBuilders builders;
-  return builders;
-}
-
-} // namespace
 
 WorkerContext::WorkerContext(Executor& runtime, int worker_index, std::string name, int num_ps)
   : runtime_(&runtime), worker_index_(worker_index), name_(std::move(name)),
@@ -98,10 +85,7 @@ std::vector<uint32_t> WorkerContext::staged_per_server() const {
 }
 
 uint64_t WorkerContext::register_resource(std::type_index type, ResourceBuilder builder) {
-  auto& all = resource_builders();
-  std::lock_guard<std::mutex> lock(all.mutex);
-  all.builders.emplace_back(type, std::move(builder));
-  return all.builders.size();
+  return FunctionRegistry::current().add_resource(type, std::move(builder));
 }
 
 void WorkerContext::shut_down() noexcept {
@@ -122,20 +106,7 @@ std::shared_ptr<void> WorkerContext::resource(uint64_t id, std::type_index type,
     if (auto it = resources_.find(id); it != resources_.end())
       return it->second;
   }
-  ResourceBuilder builder;
-  {
-    auto& all = resource_builders();
-    std::lock_guard<std::mutex> lock(all.mutex);
-    if (id == 0 || id > all.builders.size())
-      fail(Errc::not_found, "worker " + name_ + " has no per-worker resource " + std::to_string(id)
-                              + ": this process created " + std::to_string(all.builders.size())
-                              + "; every process of the cluster must create the same per-worker datasets "
-                                "in the same order");
-    if (all.builders[id - 1].first != type)
-      fail(Errc::invalid_argument, "per-worker resource " + std::to_string(id) + " is not a " + type_name
-                                     + "; pass the PerWorker value the function's parameter expects");
-    builder = all.builders[id - 1].second;
-  }
+  const auto builder = runtime_->functions().resource_builder(id, type, type_name, name_);
   // Built outside the lock: building a dataset may wait for actors.
   auto built = builder(*this);
   std::lock_guard<std::mutex> lock(mutex_);

@@ -1,5 +1,7 @@
 #include <troupe/actors/runtime/executor.hpp>
 
+#include <troupe/actors/ps/function_registry.hpp>
+
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -37,6 +39,10 @@ void Executor::attach_to(Executor& host) {
   system_ = host.system_;
   coordinator_ = host.coordinator_;
   stepper_ = host.stepper_;
+}
+
+FunctionRegistry& Executor::functions() const noexcept {
+  return functions_ != nullptr ? *functions_ : FunctionRegistry::process();
 }
 
 void Executor::wait(const Completion& done, const char* what) {

@@ -28,6 +28,10 @@ struct SimulatedClusterOptions {
   int chief = 0;
   /// Tasks "worker:0".."worker:n-1".
   int workers = 2;
+  /// Tasks "ps:0".."ps:n-1" after the workers: a parameter-server cluster
+  /// (ParameterServerStrategy with a ClusterCoordinator on the chief, which
+  /// it then needs; the workers and ps tasks serve()).
+  int ps = 0;
   /// Logical CPU devices "CPU:0".. of each task.
   int devices_per_worker = 1;
   /// An emulated TPU slice of this many cores over the worker tasks (0: none),
@@ -85,6 +89,12 @@ public:
   /// Task `task` neither sends nor receives from `at` for `length` (a stopped
   /// process); past the peer timeout the others count it lost.
   SimulatedFaults& freeze(std::string task, Duration at, Duration length);
+  /// Task `task`, killed before `at`, runs again from `at` as a new process:
+  /// the function starts afresh with a new Runtime, and a worker of a
+  /// parameter-server cluster is taken back by the coordinator (its result
+  /// is then the new run's). Only workers of a cluster with ps tasks rejoin
+  /// a formed cluster, as in a real one; once per task.
+  SimulatedFaults& restart(std::string task, Duration at);
 
   struct Rates {
     Duration min_delay{0};
@@ -108,11 +118,13 @@ public:
   [[nodiscard]] const Rates& rates() const noexcept { return rates_; }
   [[nodiscard]] const std::vector<Partition>& partitions() const noexcept { return partitions_; }
   [[nodiscard]] const std::vector<Kill>& kills() const noexcept { return kills_; }
+  [[nodiscard]] const std::vector<Kill>& restarts() const noexcept { return restarts_; }
 
 private:
   Rates rates_;
   std::vector<Partition> partitions_;
   std::vector<Kill> kills_;
+  std::vector<Kill> restarts_; ///< a restart is a "kill" entry's task and time
 };
 
 /// What one task's function gave: its value, or the Error it threw.
@@ -122,6 +134,7 @@ struct SimulatedTaskResult {
   std::optional<T> value;  ///< set when the function returned
   std::optional<Error> error; ///< set when it threw (or was killed)
   bool killed = false;     ///< a kill fault ended it; its value or error is not its own
+  bool restarted = false;  ///< a restart fault ran it again: value, error and killed are the new run's
 
   [[nodiscard]] bool ok() const noexcept { return value.has_value(); }
 };
@@ -134,10 +147,12 @@ struct SimulatedNetworkCounts {
   uint64_t dropped = 0;
   uint64_t duplicated = 0;
   uint64_t reordered = 0;
+  /// Messages between tasks' actors (a parameter-server cluster's protocols).
+  uint64_t messages = 0;
 };
 
 /// A whole cluster in one process, under the seeded simulation: each task
-/// (chief, workers) runs the user's function with a Runtime of its own,
+/// (chief, workers, ps) runs the user's function with a Runtime of its own,
 /// whose task_type(), task_index() and cluster_resolver() are that task's,
 /// and whose data plane is a simulated network with the faults of
 /// faults(). Strategy code is the same as in a real cluster:
@@ -167,7 +182,7 @@ public:
 
   [[nodiscard]] SimulatedFaults& faults() noexcept { return faults_; }
   [[nodiscard]] const SimulatedClusterOptions& options() const noexcept { return options_; }
-  /// The tasks, in rank order: "chief:0" (with a chief), "worker:0", ...
+  /// The tasks, in member order: "chief:0" (with a chief), "worker:0", ..., "ps:0", ...
   [[nodiscard]] const std::vector<std::string>& tasks() const noexcept { return tasks_; }
 
   /// A generator seeded from the seed (apart from the scheduler's and the
@@ -192,7 +207,7 @@ public:
     });
     std::vector<SimulatedTaskResult<V>> out;
     for (std::size_t i = 0; i < tasks_.size(); ++i)
-      out.push_back({tasks_[i], std::move(values[i]), error_of(i), killed(i)});
+      out.push_back({tasks_[i], std::move(values[i]), error_of(i), killed(i), restarted(i)});
     return out;
   }
 
@@ -211,6 +226,7 @@ private:
   void run_tasks(const std::function<void(Runtime&, std::size_t)>& body);
   [[nodiscard]] std::optional<Error> error_of(std::size_t task) const;
   [[nodiscard]] bool killed(std::size_t task) const;
+  [[nodiscard]] bool restarted(std::size_t task) const;
 
   SimulatedClusterOptions options_;
   std::vector<std::string> tasks_;

@@ -56,7 +56,8 @@ SimLinkActor::behavior_type SimLinkActor::make_behavior() {
         return;
       const auto since = network_->since_start(clock().now());
       for (auto& verdict : network_->verdicts_for(rank_))
-        delayed_send(this, std::max(caf::timespan{0}, verdict.at - since), SimCutMsg{verdict.lost, verdict.why});
+        if (verdict.lost < static_cast<int>(peers_.size())) // a ps task has no link: no collective waits for it
+          delayed_send(this, std::max(caf::timespan{0}, verdict.at - since), SimCutMsg{verdict.lost, verdict.why});
     },
     [this](const LinkRegisterMsg& msg) { dispatch_.on_register(msg); },
     [this](LinkSendMsg& msg) {

@@ -27,7 +27,29 @@ SimNetwork::SimNetwork(uint64_t seed, std::vector<std::string> names, Rates rate
 }
 
 bool SimNetwork::dead(int rank, caf::timespan now) const {
-  return std::any_of(kills_.begin(), kills_.end(), [&](const Kill& k) { return k.rank == rank && now >= k.at; });
+  return std::any_of(kills_.begin(), kills_.end(), [&](const Kill& k) {
+    return k.rank == rank && now >= k.at
+           && std::none_of(revivals_.begin(), revivals_.end(),
+                           [&](const Kill& r) { return r.rank == rank && r.at > k.at && now >= r.at; });
+  });
+}
+
+std::optional<caf::timespan> SimNetwork::message_delay(int from, int to, caf::timespan now) {
+  ++counts_.messages;
+  if (dead(from, now) || dead(to, now))
+    return std::nullopt;
+  const auto span = std::max<int64_t>(0, (rates_.max_delay - rates_.min_delay).count());
+  std::uniform_int_distribution<int64_t> jitter(0, span);
+  auto at = now + rates_.min_delay + caf::timespan{jitter(rng_)};
+  if (const auto* w = window_at(from, to, now)) {
+    if (!w->heal || *w->heal - w->from > peer_timeout_)
+      return std::nullopt;
+    at = std::max(at, *w->heal);
+  }
+  auto& last = last_message_[{from, to}];
+  at = std::max(at, last);
+  last = at;
+  return at - now;
 }
 
 const SimNetwork::Window* SimNetwork::window_at(int a, int b, caf::timespan now) const {

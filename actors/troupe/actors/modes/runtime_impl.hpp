@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <troupe/actors/ps/function_registry.hpp>
 #include <troupe/actors/runtime.hpp>
 #include <troupe/actors/runtime/executor.hpp>
 #include <troupe/net/bootstrap/collective_membership.hpp>
@@ -17,6 +18,7 @@ class ClusterResolver;
 namespace troupe::internal {
 
 class AgreementGroup;
+class ClusterDirectory;
 class ClusterNode;
 class GpuDevices;
 
@@ -28,7 +30,14 @@ class GpuDevices;
 struct SimulatedTask {
   Executor* host = nullptr;
   std::shared_ptr<const ClusterResolver> resolver;
+  /// Its place among the members ("chief:0", "worker:0", ..., "ps:0", ...).
+  int member = 0;
+  std::string name;
+  /// Rank -1 and no link on a ps task, and on a restarted worker (no data plane).
   CollectiveMembership membership;
+  /// The simulation's control plane, in a cluster with ps tasks (else null):
+  /// join_ps_cluster() makes this task's part of it.
+  ClusterDirectory* directory = nullptr;
   int logical_cpu_devices = 1;
   /// The emulated TPU slice over the cluster's workers (0: none).
   int tpu_slice_cores = 0;
@@ -74,6 +83,14 @@ public:
   /// The parameter-server cluster this runtime hosts (LocalCluster, or a
   /// Simulation with workers and ps); null otherwise.
   [[nodiscard]] PsCluster* ps_cluster() const noexcept { return ps_cluster_.get(); }
+  /// A SimulatedCluster's task with ps tasks: makes this task's part of the
+  /// parameter-server cluster, as a ClusterNode's runtime does when it is
+  /// made. Called on the task's fiber, since it waits for the other tasks'
+  /// actors. Nothing for a task of a cluster without ps tasks.
+  void join_ps_cluster();
+  /// Ends this task's part of it (a task's program ends): its farewell and
+  /// its actors, as when a process's Runtime goes.
+  void leave_ps_cluster();
 
   /// The id of the next cluster strategy's group, which its frames carry:
   /// its position among this process's cluster strategies (1, 2, ...).
@@ -107,6 +124,9 @@ private:
   uint64_t cluster_group_ids_ = 0;
   std::shared_ptr<const ClusterResolver> resolver_;
   std::optional<CollectiveMembership> simulated_membership_;
+  ClusterDirectory* simulated_directory_ = nullptr;
+  /// A simulated task's program's functions and resources (its workers use them).
+  std::unique_ptr<FunctionRegistry> simulated_functions_;
   // A member, so destroyed before the Executor's actor system: it says bye first.
   std::unique_ptr<ClusterNode> cluster_;
   // Its actors use the cluster's link: destroyed first (in the destructor).

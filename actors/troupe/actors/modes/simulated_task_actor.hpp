@@ -13,6 +13,8 @@
 
 namespace troupe::internal {
 
+class FunctionRegistry;
+
 /// Starts a simulated task's function.
 struct SimTaskStartMsg {};
 /// A kill fault: the task runs no further step of its function.
@@ -39,8 +41,9 @@ class SimulatedTaskActor final : public SimulatedTaskActorHandle::base, public F
 public:
   /// `on_return` runs once the function returned (not when it was killed):
   /// the task's process would exit then.
+  /// `functions`: the task's program's registry, current while it runs.
   SimulatedTaskActor(caf::actor_config& cfg, std::function<void()> body, std::shared_ptr<SimTaskOutcome> outcome,
-                     std::function<void()> on_return, std::size_t stack_bytes);
+                     std::function<void()> on_return, FunctionRegistry* functions, std::size_t stack_bytes);
 
   behavior_type make_behavior() override;
   void on_exit() override;
@@ -51,6 +54,7 @@ private:
 
   std::shared_ptr<SimTaskOutcome> outcome_;
   std::function<void()> on_return_;
+  FunctionRegistry* functions_;
   void* frame_ = nullptr; ///< the function's strategy scope while it is suspended
   bool returned_ = false;
 };

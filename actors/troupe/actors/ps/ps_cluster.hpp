@@ -15,7 +15,7 @@
 
 namespace troupe::internal {
 
-class ClusterNode;
+class ClusterDirectory;
 class WorkerContext;
 
 /// The tasks of a parameter-server cluster, counted as TF_CONFIG counts them.
@@ -48,9 +48,10 @@ class PsCluster {
 public:
   /// Spawns `shape.ps` parameter servers and `shape.workers` workers.
   PsCluster(Executor& runtime, PsClusterShape shape);
-  /// This process's part of a cluster across processes: waits (up to
-  /// TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS) for the actors it must reach.
-  PsCluster(Executor& runtime, ClusterNode& node, int devices_per_worker);
+  /// This task's part of a cluster across processes (`directory` is its
+  /// ClusterNode) or of a SimulatedCluster (the simulation's control plane):
+  /// waits (up to TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS) for the actors it must reach.
+  PsCluster(Executor& runtime, ClusterDirectory& directory, int devices_per_worker);
   /// Stops every task actor.
   ~PsCluster();
   PsCluster(const PsCluster&) = delete;
@@ -119,12 +120,12 @@ private:
   [[nodiscard]] Worker spawn_worker(int index);
   /// Across processes: finds the servers (and, on the chief, the workers)
   /// that the other tasks published, waiting up to the cluster init timeout.
-  void look_up_peers(ClusterNode& node);
+  void look_up_peers(ClusterDirectory& directory);
   void check_worker_index(int index, const char* method) const;
   void check_local(const char* method) const;
 
   Executor& runtime_;
-  ClusterNode* node_ = nullptr;
+  ClusterDirectory* node_ = nullptr;
   std::string task_type_ = "chief";
   int task_index_ = 0;
   PsClusterShape shape_;

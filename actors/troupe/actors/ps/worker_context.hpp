@@ -16,6 +16,7 @@
 #include <troupe/actors/fibers/fiber_local.hpp>
 #include <troupe/actors/fwd.hpp>
 #include <troupe/actors/ps/function_recorder.hpp>
+#include <troupe/actors/ps/function_registry.hpp>
 #include <troupe/actors/ps/parameter_server_messages.hpp>
 
 namespace troupe::internal {
@@ -91,7 +92,7 @@ public:
   // -- per-worker resources ---------------------------------------------------------
 
   /// Builds a per-worker resource on the worker that first needs it.
-  using ResourceBuilder = std::function<std::shared_ptr<void>(WorkerContext&)>;
+  using ResourceBuilder = internal::ResourceBuilder;
 
   /// Registers a builder of resources of type `type` in this process
   /// (ClusterCoordinator does, for each per-worker dataset and iterator) and

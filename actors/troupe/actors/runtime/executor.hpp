@@ -18,6 +18,8 @@ class test_coordinator;
 
 namespace troupe::internal {
 
+class FunctionRegistry;
+
 /// Where troupe's actors run and how a caller waits for them: the actor
 /// system (owned or embedded) and, in simulation mode, the seeded stepping of
 /// CAF's test coordinator. Everything below the runtime modes (replica groups,
@@ -70,6 +72,12 @@ public:
   /// them, since it depends on every strategy this process created.
   [[nodiscard]] uint64_t next_group_id() noexcept { return local_group_ids_start + ++group_ids_; }
 
+  /// What this runtime's program made for its workers (its functions and
+  /// per-worker resources): a simulated task's own, else the process's.
+  [[nodiscard]] FunctionRegistry& functions() const noexcept;
+  /// A simulated task's own registry (it must outlive this runtime's workers).
+  void set_functions(FunctionRegistry* functions) noexcept { functions_ = functions; }
+
   [[nodiscard]] uint64_t trace_hash() const noexcept { return stepper_->trace_hash_; }
   [[nodiscard]] uint64_t steps() const noexcept { return stepper_->steps_; }
 
@@ -107,6 +115,7 @@ private:
   uint64_t group_ids_ = 0;
   std::atomic<int> users_{0};
   int trace_pid_ = 0;
+  FunctionRegistry* functions_ = nullptr;
   uint64_t trace_hash_ = 1469598103934665603ull; // FNV-1a offset basis
   uint64_t steps_ = 0;
 };

@@ -9,6 +9,7 @@
 #include <caf/actor.hpp>
 #include <caf/timespan.hpp>
 
+#include <troupe/net/bootstrap/cluster_directory.hpp>
 #include <troupe/net/bootstrap/cluster_members.hpp>
 #include <troupe/net/bootstrap/collective_membership.hpp>
 #include <troupe/net/bootstrap/node_actor_handle.hpp>
@@ -53,10 +54,10 @@ class ControlPlaneGate;
 /// name the tasks that never came and what to check. The destructor says bye
 /// to the other tasks (so that they see a normal exit, not a lost peer) and
 /// waits, bounded, for the last bytes to leave.
-class ClusterNode {
+class ClusterNode final : public ClusterDirectory {
 public:
   ClusterNode(caf::actor_system& system, std::shared_ptr<const ClusterResolver> resolver);
-  ~ClusterNode();
+  ~ClusterNode() override;
   ClusterNode(const ClusterNode&) = delete;
   ClusterNode& operator=(const ClusterNode&) = delete;
 
@@ -83,14 +84,16 @@ public:
   // -- membership (chief, workers, parameter servers) ----------------------------
 
   /// This task's job ("chief", "worker", "ps", "evaluator") and index in it.
-  [[nodiscard]] const std::string& task_type() const noexcept { return task_type_; }
-  [[nodiscard]] int task_index() const noexcept { return task_index_; }
+  [[nodiscard]] const std::string& task_type() const noexcept override { return task_type_; }
+  [[nodiscard]] int task_index() const noexcept override { return task_index_; }
   /// Whether this task joined the cluster (chief, worker or ps; not an evaluator).
   [[nodiscard]] bool is_member() const noexcept { return member_index_ >= 0; }
   /// Every member, in order: "chief:0", "worker:0", ..., "ps:0", ...
-  [[nodiscard]] const std::vector<std::string>& members() const noexcept { return members_.names(); }
+  [[nodiscard]] const std::vector<std::string>& members() const noexcept override { return members_.names(); }
   /// The members of `job` ("ps" -> {"ps:0", "ps:1"}); empty when it has none.
-  [[nodiscard]] std::vector<std::string> tasks_of(std::string_view job) const { return members_.tasks_of(job); }
+  [[nodiscard]] std::vector<std::string> tasks_of(std::string_view job) const override {
+    return members_.tasks_of(job);
+  }
 
   /// The node actor of member `task` ("ps:1"; this task's own for itself):
   /// the actor other tasks' actors are reached through (lookup()).
@@ -102,12 +105,13 @@ public:
   /// NodeLookupMsg::max_name_bytes bytes): lookup(this task, name) finds it.
   /// A null actor withdraws the name. Error(failed_precondition) when this
   /// task is no member.
-  void publish(const std::string& name, const caf::actor& actor);
+  void publish(const std::string& name, const caf::actor& actor) override;
 
   /// The actor that member `task` published under `name`, waiting up to
   /// `timeout` for it to be published; Error(timeout) naming the task and the
   /// name when it is not, Error(peer_lost) when the task is gone.
-  [[nodiscard]] caf::actor lookup(std::string_view task, const std::string& name, caf::timespan timeout) const;
+  [[nodiscard]] caf::actor lookup(std::string_view task, const std::string& name,
+                                  caf::timespan timeout) const override;
 
   /// `listener` receives a TaskLostMsg for every member that is lost or leaves
   /// from now on, and at once for those already decided; each member once.
@@ -117,7 +121,7 @@ public:
   /// actor; its next loss comes as a TaskLostMsg again. node_of() and
   /// lookup() keep the node each member joined with first.
   /// Does nothing on a task that is no member.
-  void watch_losses(const caf::actor& listener);
+  void watch_losses(const caf::actor& listener) override;
 
   /// Tells every other member that this task leaves, and with which job
   /// error (empty: its job ended well): their verdict on it says it left, and
@@ -125,7 +129,7 @@ public:
   /// counts, and the chief's destructor says it (without error) when nobody did.
   /// Blocks until each one acknowledged, at most about a second (a member
   /// that does not answer is not waited for).
-  void say_farewell(const std::string& job_error);
+  void say_farewell(const std::string& job_error) override;
 
 private:
   void join();

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include <caf/actor.hpp>
 #include <caf/meta/type_name.hpp>
 
 #include <troupe/net/bootstrap/node_actor_handle.hpp>
@@ -15,13 +16,16 @@ namespace troupe::internal {
 /// Only a worker of a cluster with parameter servers rejoins (Handshake::admit_restarted).
 struct TaskJoinedMsg {
   std::string task;
-  NodeActorHandle node;
+  NodeActorHandle node{};
+  /// A SimulatedCluster's control plane tells the rejoined worker's
+  /// published worker actor itself (and no node) once it is published.
+  caf::actor worker{};
 };
 
 // In-process only (node -> its watchers), so no type ID; it prints.
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, TaskJoinedMsg& x) {
-  return f(caf::meta::type_name("troupe::TaskJoinedMsg"), x.task, x.node);
+  return f(caf::meta::type_name("troupe::TaskJoinedMsg"), x.task, x.node, x.worker);
 }
 
 } // namespace troupe::internal

@@ -69,6 +69,7 @@ public:
     uint64_t dropped = 0;
     uint64_t duplicated = 0;
     uint64_t reordered = 0;
+    uint64_t messages = 0; ///< between tasks' actors (message_delay)
   };
 
   SimNetwork(uint64_t seed, std::vector<std::string> names, Rates rates, std::vector<Window> windows,
@@ -81,6 +82,16 @@ public:
   /// When a frame of `type` `from` -> `to` sent at `now` arrives: no entry
   /// when it is lost, two when it is duplicated. Each delivery is a delay after `now`.
   [[nodiscard]] std::vector<caf::timespan> deliveries(int from, int to, caf::timespan now, FrameType type);
+
+  /// When a message (a CAF message between two tasks' actors: the
+  /// parameter-server protocols, which ride a reliable stream) `from` -> `to`
+  /// sent at `now` arrives: a drawn latency, in order per link, held through
+  /// a partition that heals; none when either task is dead or the partition
+  /// outlasts the peer timeout (its verdicts come instead).
+  [[nodiscard]] std::optional<caf::timespan> message_delay(int from, int to, caf::timespan now);
+
+  /// `rank`, killed before, runs again from `at` (a restarted process).
+  void revive(int rank, caf::timespan at) { revivals_.push_back({rank, at}); }
 
   /// The verdicts rank `rank`'s link gives, in time order.
   [[nodiscard]] std::vector<Verdict> verdicts_for(int rank) const;
@@ -100,11 +111,13 @@ private:
   Rates rates_;
   std::vector<Window> windows_;
   std::vector<Kill> kills_;
+  std::vector<Kill> revivals_; ///< restarts: a kill's rank, alive again from `at`
   caf::timespan peer_timeout_;
   caf::actor_clock::time_point start_{};
   /// The latest delivery time on each link, so that frames keep their order
   /// (as a stream transport keeps it) unless a reorder draw holds one back.
   std::map<std::pair<int, int>, caf::timespan> last_delivery_;
+  std::map<std::pair<int, int>, caf::timespan> last_message_; ///< the same, for messages
   Counts counts_;
 };
 
