@@ -104,3 +104,14 @@ TEST_CASE("mwms-replica-error seeds 7, 23 and 234: the others' errors name the s
     CHECK_NOTHROW(scenario("mwms-replica-error").run(seed));
   }
 }
+
+TEST_CASE("ps-kill-worker seeds 1-3: simulated tasks in one process keep their own functions and variable ids",
+          "[sim][regression]") {
+  // Found by the first seeds: remote_function names and ShardedVariable ids
+  // were counted per process, so the tasks' programs overwrote each other's
+  // functions and the workers updated "variable 3" where the chief had made
+  // variable 1 ("there is no shard 0 of variable 3 on this server"). Each
+  // simulated task's program now has its own FunctionRegistry.
+  for (uint64_t seed : {1, 2, 3})
+    CHECK_NOTHROW(scenario("ps-kill-worker").run(seed));
+}
