@@ -521,6 +521,38 @@ Outcome ps_restart_worker(uint64_t seed) {
   return outcome(sim, "restarted and taken back; each function once");
 }
 
+/// A worker frozen for a drawn time, within or past the peer timeout: held
+/// messages arrive at the thaw, or the others count it lost and run its
+/// functions elsewhere; each function counts once either way.
+Outcome ps_freeze_worker(uint64_t seed) {
+  SimulatedCluster sim({.seed = seed, .chief = 1, .workers = 2, .ps = 1, .peer_timeout = 20ms, .deadline = 10s});
+  spread(sim);
+  const int victim = draw(sim.random(), 0, 1);
+  const auto at = draw_time(sim.random(), 6ms);
+  const auto length = draw_time(sim.random(), 40ms);
+  sim.faults().freeze("worker:" + std::to_string(victim), at, length);
+  auto results = sim.run([](Runtime& rt) { return ps_program(rt, ps_functions); });
+  show_ps(seed, results);
+  const auto& chief = results.at(0);
+  if (!chief.ok())
+    broken(seed, "the chief survives a worker's freeze", std::string(chief.error->what()));
+  check_once(seed, chief);
+  const auto& frozen = results.at(static_cast<std::size_t>(1 + victim));
+  const auto& other = results.at(static_cast<std::size_t>(2 - victim));
+  if (!(other.ok() && other.value->at(0) == 0))
+    broken(seed, "the other worker's serve() ends well", other.task + " did not");
+  if (!(results.at(3).ok() && results[3].value->at(0) == 0))
+    broken(seed, "the parameter server's serve() ends well", "ps:0 did not");
+  // Past the timeout the frozen worker counts the chief lost too (1), unless
+  // the job ended first (0).
+  if (!frozen.ok() || (frozen.value->at(0) != 0 && frozen.value->at(0) != 1))
+    broken(seed, "the frozen worker's serve() ends with a status", frozen.task + " did not");
+  if (length <= 20ms && frozen.value->at(0) != 0)
+    broken(seed, "a freeze within the peer timeout changes nothing", frozen.task + "'s serve() returned 1");
+  return outcome(sim, frozen.value->at(0) == 0 ? "each function once; the frozen worker ended well"
+                                              : "each function once; the frozen worker was counted lost");
+}
+
 void lose_failure_notices(bool on) {
   broken_notices = on;
 }
@@ -551,6 +583,8 @@ const std::vector<Scenario>& scenarios() {
                        "its functions run again elsewhere and each counts exactly once", ps_kill_worker},
     {"ps-kill-ps", "a parameter server is killed at a random time: every surviving task ends with a named error, "
                    "or the job had ended well", ps_kill_ps},
+    {"ps-freeze-worker", "a worker frozen for up to twice the peer timeout: held messages arrive at the thaw, or "
+                         "its functions run elsewhere; each counts exactly once", ps_freeze_worker},
     {"ps-restart-worker", "a worker is killed and restarted: the coordinator takes it back, each function counts "
                           "exactly once and every task ends well", ps_restart_worker},
   };
