@@ -16,6 +16,7 @@ packages=(
   libcaf-dev libboost-context-dev catch2 libeigen3-dev zlib1g-dev
   nlohmann-json3-dev libcli11-dev libssl-dev
   libucx-dev pkg-config # the data plane over shared memory (net/ucx)
+  libdlpack-dev # Tensor::from_dlpack / to_dlpack (core/src/dlpack.cpp)
   clang libclang-rt-14-dev # libFuzzer for scripts/run_fuzz.sh
   dataset-fashion-mnist gnuplot-nox
 )

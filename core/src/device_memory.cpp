@@ -58,6 +58,31 @@ std::shared_ptr<DeviceMemory> device_memory_for(const DeviceSpec& device) {
                           + reason + "); use a CPU device such as \"CPU:0\"");
 }
 
+std::string device_of_card(int card) {
+  auto& reg = registry();
+  std::lock_guard<std::mutex> guard{reg.mutex};
+  std::string first;
+  std::vector<int> cards;
+  for (const auto& memory : reg.memories) {
+    // Logical GPUs count up across cards: the lowest name on `card` is its first.
+    const auto index = DeviceSpec::from_string(memory->device()).device_index().value_or(0);
+    if (memory->card() == card
+        && (first.empty() || index < DeviceSpec::from_string(first).device_index().value_or(0)))
+      first = memory->device();
+    if (std::find(cards.begin(), cards.end(), memory->card()) == cards.end())
+      cards.push_back(memory->card());
+  }
+  if (!first.empty())
+    return first;
+  std::sort(cards.begin(), cards.end());
+  std::string known;
+  for (int c : cards)
+    known += (known.empty() ? "" : ", ") + std::to_string(c);
+  fail(Errc::not_found, "CUDA device " + std::to_string(card) + " serves no GPU of this process"
+                          + (known.empty() ? std::string(" (it has none while no Runtime with GPUs runs)")
+                                           : " (its GPUs are on cards " + known + ")"));
+}
+
 void register_device_memory(std::shared_ptr<DeviceMemory> memory) {
   auto& reg = registry();
   std::lock_guard<std::mutex> guard{reg.mutex};

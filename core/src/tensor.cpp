@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <type_traits>
@@ -29,11 +30,19 @@ public:
   Buffer(std::size_t size, std::shared_ptr<internal::DeviceMemory> memory)
     : data_(static_cast<std::byte*>(memory->allocate(size))), size_(size), memory_(std::move(memory)) {}
 
+  /// Memory troupe did not allocate (Tensor::from_external): `release` runs
+  /// instead of a deallocation; `memory` (null on the host) serves its copies.
+  Buffer(std::byte* data, std::size_t size, std::shared_ptr<internal::DeviceMemory> memory,
+         std::function<void()> release)
+    : data_(data), size_(size), memory_(std::move(memory)), release_(std::move(release)) {}
+
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
   ~Buffer() {
-    if (memory_)
+    if (release_)
+      release_();
+    else if (memory_)
       memory_->deallocate(data_);
     else
       internal::deallocate_host(data_, size_);
@@ -49,6 +58,7 @@ private:
   std::byte* data_;
   std::size_t size_;
   std::shared_ptr<internal::DeviceMemory> memory_;
+  std::function<void()> release_; ///< set for external memory
 };
 
 const DeviceSpec* intern_device(const DeviceSpec& spec) {
@@ -200,6 +210,29 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, const DeviceSpec& device) 
   auto buffer = std::make_shared<detail::Buffer>(bytes);
   std::byte* data = buffer->data();
   return Tensor{std::move(buffer), data, shape, dtype, detail::intern_device(device)};
+}
+
+Tensor Tensor::from_external(void* data, const Shape& shape, DType dtype, std::function<void()> release,
+                             const DeviceSpec& device) {
+  require_non_negative(shape, "Tensor::from_external");
+  const auto bytes = checked_bytes(shape, dtype, "Tensor::from_external");
+  if (data == nullptr && bytes > 0)
+    fail(Errc::invalid_argument, "Tensor::from_external: the data pointer is null for a " + std::string{name(dtype)}
+                                   + " tensor of shape " + shape.to_string() + "; pass the address of its "
+                                   + std::to_string(bytes) + " bytes");
+  // troupe's kernels read elements as their type: an address that is not a
+  // multiple of the element size would be undefined behaviour there.
+  if (reinterpret_cast<std::uintptr_t>(data) % size_of(dtype) != 0)
+    fail(Errc::invalid_argument, "Tensor::from_external: the data pointer is not aligned to its "
+                                   + std::string{name(dtype)} + " elements (" + std::to_string(size_of(dtype))
+                                   + " bytes); copy the values into aligned memory, or let troupe allocate "
+                                     "(Tensor::empty)");
+  auto memory = internal::device_memory_for(device);
+  const auto* interned = memory ? detail::intern_device(DeviceSpec::local("GPU", device.device_index().value_or(0)))
+                                : detail::intern_device(device);
+  auto* bytes_at = static_cast<std::byte*>(data);
+  auto buffer = std::make_shared<detail::Buffer>(bytes_at, bytes, std::move(memory), std::move(release));
+  return Tensor{std::move(buffer), bytes_at, shape, dtype, interned};
 }
 
 Tensor Tensor::zeros(const Shape& shape, DType dtype) {

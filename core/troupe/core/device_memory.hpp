@@ -43,6 +43,9 @@ public:
 
   /// The device's short name, "GPU:0".
   [[nodiscard]] virtual const std::string& device() const noexcept = 0;
+  /// The physical card (CUDA device ordinal) this logical device lives on;
+  /// -1 when it has none (a test's memory).
+  [[nodiscard]] virtual int card() const noexcept { return -1; }
 
   /// A block of at least `bytes`; Error(resource_exhausted) naming the device,
   /// the request and what is held when it does not fit.
@@ -86,6 +89,11 @@ public:
 /// process serves is Error(not_found) naming the GPUs there are, or why there
 /// are none.
 [[nodiscard]] std::shared_ptr<DeviceMemory> device_memory_for(const DeviceSpec& device);
+
+/// The name of the first logical GPU ("GPU:2") on physical card `card` (a
+/// CUDA device ordinal), or Error(not_found) naming the cards this process's
+/// GPUs are on.
+[[nodiscard]] std::string device_of_card(int card);
 
 /// Makes `memory` serve its device until unregistered. Several Runtimes may
 /// serve the same device name at once: the one registered last serves, and

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -11,6 +12,9 @@
 #include <troupe/core/device_spec.hpp>
 #include <troupe/core/dtype.hpp>
 #include <troupe/core/shape.hpp>
+
+// DLPack's managed tensor (dlpack/dlpack.h, Debian's libdlpack-dev).
+struct DLManagedTensor;
 
 namespace troupe {
 
@@ -60,6 +64,36 @@ public:
   [[nodiscard]] static Tensor from_vector(const std::vector<T>& values) {
     return from_vector(values, Shape{static_cast<int64_t>(values.size())});
   }
+
+  /// A tensor over `data`, memory the caller owns, without a copy: `shape`
+  /// elements of `dtype`, row-major and contiguous, in the memory of `device`
+  /// (host memory for a CPU device, that GPU's memory for "GPU:1").
+  /// `release` runs once, when the last handle of these bytes goes (it may be
+  /// empty when the caller keeps the memory alive longer than every handle).
+  /// troupe writes into the memory only through the sole handle (copy on
+  /// write, as for every Tensor); the caller must not change it while a
+  /// handle is in use. Error(invalid_argument) for a null pointer to a
+  /// non-empty tensor or one not aligned to its elements.
+  [[nodiscard]] static Tensor from_external(void* data, const Shape& shape, DType dtype,
+                                            std::function<void()> release,
+                                            const DeviceSpec& device = default_device());
+
+  /// DLPack (the tensor exchange of PyTorch, TensorFlow, JAX, CuPy, NumPy):
+  /// a tensor over `tensor`'s memory, without a copy, which takes ownership:
+  /// its deleter runs when the last handle goes. CPU memory (and CUDA host
+  /// memory) becomes a CPU:0 tensor, CUDA memory of card d a tensor of that
+  /// card's first logical GPU. Row-major, contiguous data only (strides may
+  /// be null or the compact ones). A tensor it cannot take (a dtype troupe
+  /// lacks, vector lanes, strides, a device) is Error(invalid_argument)
+  /// naming it, and stays the caller's: its deleter is not called.
+  [[nodiscard]] static Tensor from_dlpack(DLManagedTensor* tensor);
+  /// This tensor as DLPack, without a copy: the returned tensor holds a
+  /// handle of these bytes until the consumer calls its deleter (exactly
+  /// once). GPU memory is exported after its device ran everything queued
+  /// on it. DLPack 0.6 has no bool: a bool tensor is Error(invalid_argument)
+  /// (cast it to uint8). The consumer must not write into the bytes while
+  /// troupe handles of them are in use.
+  [[nodiscard]] DLManagedTensor* to_dlpack() const;
 
   /// Uninitialised contents (for kernels that write every element).
   [[nodiscard]] static Tensor empty(const Shape& shape, DType dtype,

@@ -31,6 +31,7 @@ public:
   // -- DeviceMemory ----------------------------------------------------------------
 
   [[nodiscard]] const std::string& device() const noexcept override { return name_; }
+  [[nodiscard]] int card() const noexcept override { return gpu_; }
   [[nodiscard]] void* allocate(std::size_t bytes) override { return allocator_->allocate(bytes); }
   void deallocate(void* ptr) noexcept override { allocator_->deallocate(ptr); }
   void copy_to_host(void* dst, const void* src, std::size_t bytes) override;
