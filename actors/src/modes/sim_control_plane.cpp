@@ -59,10 +59,10 @@ public:
     plane_.wake_lookups();
   }
 
-  [[nodiscard]] caf::actor lookup(std::string_view task, const std::string& name, caf::timespan) const override {
-    // No timer: a task that never publishes leaves its peers waiting, which
-    // the run reports as a hang naming them (its deadline).
+  [[nodiscard]] caf::actor lookup(std::string_view task, const std::string& name,
+                                  caf::timespan timeout) const override {
     const int target = plane_.member_of(task, "lookup");
+    const auto deadline = plane_.host_.now() + timeout;
     for (;;) {
       const auto& me = plane_.tasks_[static_cast<std::size_t>(member_)];
       if (auto v = me.decided.find(target); v != me.decided.end())
@@ -71,8 +71,18 @@ public:
       const auto& other = plane_.tasks_[static_cast<std::size_t>(target)];
       if (auto a = other.published.find(name); a != other.published.end())
         return plane_.route_(member_, target, a->second);
+      const auto now = plane_.host_.now();
+      if (now >= deadline)
+        fail(Errc::timeout, "task " + me.name + " looked up \"" + name + "\" on task " + std::string(task)
+                              + ", which did not publish it within TROUPE_CLUSTER_INIT_TIMEOUT_SECONDS; does "
+                                "every task run the same program?");
       auto published = std::make_shared<Completion>();
       plane_.waiting_.push_back(published);
+      caf::delayed_anon_send(plane_.timer_, deadline - now,
+                             SimActionMsg{[wake = std::weak_ptr<Completion>(published)] {
+                               if (auto w = wake.lock(); w && !w->done())
+                                 w->set();
+                             }});
       plane_.host_.wait(*published, "a simulated task to publish an actor another task looks up");
     }
   }
@@ -97,8 +107,9 @@ private:
   int member_;
 };
 
-SimControlPlane::SimControlPlane(Executor& host, std::vector<std::string> members, Route route)
-  : host_(host), route_(std::move(route)), names_(std::move(members)) {
+SimControlPlane::SimControlPlane(Executor& host, std::vector<std::string> members, Route route,
+                                 SimTimerActorHandle timer)
+  : host_(host), route_(std::move(route)), timer_(std::move(timer)), names_(std::move(members)) {
   for (std::size_t i = 0; i < names_.size(); ++i) {
     Task t;
     t.name = names_[i];
@@ -132,7 +143,7 @@ TaskLostMsg SimControlPlane::verdict_on(int member, std::string why, bool left) 
   TaskLostMsg msg{t.name, std::move(why), left, left ? t.farewell.value_or("") : std::string{}, false, {}};
   // As ClusterNode tells it: whether the chief said farewell (or left) first.
   const auto& chief = tasks_.front();
-  if (chief.job == "chief" && member != 0 && (chief.farewell || !chief.alive)) {
+  if (chief.job == "chief" && member != 0 && chief.farewell) {
     msg.chief_said_farewell = true;
     msg.chief_job_error = chief.farewell.value_or("");
   }
@@ -152,7 +163,8 @@ void SimControlPlane::wake_lookups() {
   auto waiting = std::move(waiting_);
   waiting_.clear();
   for (auto& w : waiting)
-    w->set();
+    if (!w->done()) // its timeout may have woken it
+      w->set();
 }
 
 void SimControlPlane::leave(int member) {

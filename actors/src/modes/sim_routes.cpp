@@ -3,8 +3,9 @@
 
 #include <troupe/actors/modes/sim_routes.hpp>
 
+#include <algorithm>
+
 #include <caf/all.hpp>
-#include <caf/detail/sync_request_bouncer.hpp>
 #include <caf/make_actor.hpp>
 #include <caf/monitorable_actor.hpp>
 
@@ -13,6 +14,14 @@
 namespace troupe::internal {
 
 namespace {
+
+/// A route to itself: its target's down message may go out now.
+struct SimRouteDownMsg {};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, SimRouteDownMsg&) {
+  return f(caf::meta::type_name("troupe::SimRouteDownMsg"));
+}
 
 /// One route: task `from` -> the actor `target` of task `to`.
 class SimRemoteActor final : public caf::monitorable_actor {
@@ -24,18 +33,20 @@ public:
   }
 
   void enqueue(caf::mailbox_element_ptr what, caf::execution_unit*) override {
+    if (what->content().match_elements<SimRouteDownMsg>()) {
+      cleanup(caf::error{down_reason_}, nullptr);
+      return;
+    }
     auto routes = routes_.lock();
     auto& clock = home_system().clock();
     const auto now = clock.now();
     const auto delay =
       dead_ || !routes ? std::nullopt : network_->message_delay(from_, to_, network_->since_start(now));
-    if (!delay) {
-      // Lost with its process or link: a request gets CAF's answer for an
-      // unreachable node; anything else is gone.
-      caf::detail::sync_request_bouncer bounce{caf::exit_reason::remote_link_unreachable};
-      bounce(*what);
+    // Lost with its process or link: gone, as through a CAF proxy whose node
+    // is unreachable (a request times out; the loss verdict or the down
+    // message tells the sender).
+    if (!delay)
       return;
-    }
     auto sender = std::move(what->sender);
     const auto mid = what->mid;
     auto stages = std::move(what->stages);
@@ -55,10 +66,17 @@ public:
                            caf::make_mailbox_element(std::move(sender), mid, std::move(stages), std::move(content)));
   }
 
-  /// The target terminated: so does its route, with the same reason.
+  /// The target terminated: so does its route, with the same reason, once
+  /// what the target's task sent this way before has arrived (one ordered
+  /// connection carries both, so the down message cannot pass them).
   void target_down(const caf::error& reason) {
     dead_ = true;
-    cleanup(caf::error{reason}, nullptr);
+    down_reason_ = reason;
+    auto& clock = home_system().clock();
+    const auto now = clock.now();
+    const auto at = std::max(now, network_->start() + network_->last_message_at(to_, from_));
+    clock.schedule_message(at, caf::strong_actor_ptr{ctrl()},
+                           caf::make_mailbox_element(nullptr, caf::make_message_id(), {}, SimRouteDownMsg{}));
   }
 
 private:
@@ -68,6 +86,7 @@ private:
   std::weak_ptr<SimRoutes> routes_;
   std::shared_ptr<SimNetwork> network_;
   bool dead_ = false;
+  caf::error down_reason_;
 };
 
 } // namespace

@@ -238,12 +238,13 @@ void SimulatedCluster::run_tasks(const std::function<void(Runtime&, std::size_t)
   for (std::size_t i = 0; i < ranks; ++i)
     links.push_back(system.spawn<internal::SimLinkActor>(static_cast<int>(i), impl_->network));
   // A parameter-server cluster's control plane, and the actor that runs its timed events.
+  auto timer = internal::spawn_sim_timer(system);
   std::unique_ptr<internal::SimControlPlane> plane;
   auto routes = std::make_shared<internal::SimRoutes>(system, impl_->network);
   if (options_.ps > 0)
     plane = std::make_unique<internal::SimControlPlane>(
-      host, tasks_, [routes](int from, int to, const caf::actor& actor) { return routes->route(from, to, actor); });
-  auto timer = internal::spawn_sim_timer(system);
+      host, tasks_, [routes](int from, int to, const caf::actor& actor) { return routes->route(from, to, actor); },
+      timer);
 
   // Each run of a task's function: one per task, and one more per restart.
   struct Incarnation {
@@ -251,10 +252,11 @@ void SimulatedCluster::run_tasks(const std::function<void(Runtime&, std::size_t)
     std::unique_ptr<Runtime> runtime;
     std::shared_ptr<internal::SimTaskOutcome> outcome;
     internal::SimulatedTaskActorHandle actor;
+    std::shared_ptr<bool> started = std::make_shared<bool>(true); ///< a restart's: once it starts
   };
   std::vector<Incarnation> runs;
   for (std::size_t i = 0; i < n; ++i)
-    runs.push_back({i, nullptr, nullptr, {}});
+    runs.push_back({i, nullptr, nullptr, {}, std::make_shared<bool>(true)});
   for (const auto& r : faults_.restarts()) {
     const auto task = static_cast<std::size_t>(rank_of(tasks_, r.task, "restart"));
     const bool worker = tasks_[task].rfind("worker:", 0) == 0;
@@ -266,16 +268,13 @@ void SimulatedCluster::run_tasks(const std::function<void(Runtime&, std::size_t)
       fail(Errc::invalid_argument, "SimulatedFaults::restart(\"" + r.task + "\", " + at_seconds(r.at)
                                      + "): a restarted process rejoins only as a worker of a cluster with ps "
                                        "tasks, once, after a kill of that task before " + at_seconds(r.at));
-    runs.push_back({task, nullptr, nullptr, {}});
+    runs.push_back({task, nullptr, nullptr, {}, std::make_shared<bool>(false)});
   }
   impl_->errors.assign(n, std::nullopt);
   impl_->killed.assign(n, false);
   impl_->restarted.assign(n, false);
   auto all_done = std::make_shared<internal::Completion>();
   auto left = std::make_shared<std::size_t>(runs.size());
-  // Set once teardown starts: a task unwound then leaves its parameter-server
-  // part to its Runtime's destructor, off the fiber.
-  auto tearing_down = std::make_shared<bool>(false);
   for (std::size_t k = 0; k < runs.size(); ++k) {
     auto& run = runs[k];
     const auto i = run.task;
@@ -307,26 +306,18 @@ void SimulatedCluster::run_tasks(const std::function<void(Runtime&, std::size_t)
     });
     auto* runtime = run.runtime.get();
     auto* errors = &impl_->errors;
-    auto body_of_task = [&body, runtime, task_impl, errors, i, tearing_down] {
+    auto body_of_task = [&body, runtime, task_impl, errors, i] {
       // This task's part of a parameter-server cluster ends with its program,
-      // as its process's Runtime would: while an exception unwinds, its
-      // farewell names the error.
-      struct PsPart {
-        internal::RuntimeImpl* impl;
-        std::shared_ptr<bool> tearing_down;
-        PsPart(internal::RuntimeImpl* i, std::shared_ptr<bool> t) : impl(i), tearing_down(std::move(t)) {}
-        ~PsPart() {
-          if (!*tearing_down)
-            impl->leave_ps_cluster();
-        }
-        PsPart(const PsPart&) = delete;
-        PsPart& operator=(const PsPart&) = delete;
-      };
+      // as its process's Runtime would, told whether an exception ended it.
+      // (Not from a destructor during the unwinding: on the one thread the
+      // tasks share, std::uncaught_exceptions() counts the other tasks' too.)
+      // A task unwound at teardown leaves it to its Runtime's destructor.
+      bool by_exception = true;
       try {
-        task_impl->join_ps_cluster();
-        PsPart part{task_impl, tearing_down};
         (*errors)[i].reset();
+        task_impl->join_ps_cluster();
         body(*runtime, i);
+        by_exception = false;
       } catch (const boost::context::detail::forced_unwind&) {
         throw; // the task is being torn down: let Boost unwind its stack
       } catch (const Error& e) {
@@ -336,6 +327,7 @@ void SimulatedCluster::run_tasks(const std::function<void(Runtime&, std::size_t)
       } catch (...) {
         (*errors)[i] = Error(Errc::unknown, "a non-standard exception");
       }
+      task_impl->leave_ps_cluster(by_exception);
     };
     // Its process exits once its actors settled (a timer of no delay fires
     // when nothing can run): the aborts its strategies' groups send as they
@@ -358,9 +350,16 @@ void SimulatedCluster::run_tasks(const std::function<void(Runtime&, std::size_t)
   impl_->network->start_at(start);
   for (auto& link : links)
     caf::anon_send(link, internal::SimPeersMsg{links});
+  // The run a kill at `at` hits: the task's restarted one from its restart on.
+  auto run_at = [&](std::size_t task, std::chrono::nanoseconds at) {
+    for (std::size_t k = n; k < runs.size(); ++k)
+      if (runs[k].task == task && faults_.restarts()[k - n].at <= at)
+        return k;
+    return task;
+  };
   for (const auto& k : faults_.kills()) {
     const auto rank = static_cast<std::size_t>(rank_of(tasks_, k.task, "kill"));
-    caf::delayed_anon_send(runs[rank].actor, caf::timespan{k.at}, internal::SimTaskKillMsg{});
+    caf::delayed_anon_send(runs[run_at(rank, k.at)].actor, caf::timespan{k.at}, internal::SimTaskKillMsg{});
     if (plane)
       caf::delayed_anon_send(timer, caf::timespan{k.at}, internal::SimActionMsg{[p = plane.get(), rank, at = k.at] {
                                p->kill(static_cast<int>(rank),
@@ -370,11 +369,18 @@ void SimulatedCluster::run_tasks(const std::function<void(Runtime&, std::size_t)
   for (std::size_t k = n; k < runs.size(); ++k) {
     const auto& r = faults_.restarts()[k - n];
     impl_->network->revive(static_cast<int>(runs[k].task), r.at);
-    caf::delayed_anon_send(timer, caf::timespan{r.at},
-                           internal::SimActionMsg{[p = plane.get(), member = runs[k].task, actor = runs[k].actor] {
-                             p->restart(static_cast<int>(member));
-                             caf::anon_send(actor, internal::SimTaskStartMsg{});
-                           }});
+    caf::delayed_anon_send(
+      timer, caf::timespan{r.at},
+      internal::SimActionMsg{[p = plane.get(), member = runs[k].task, actor = runs[k].actor,
+                              before = runs[runs[k].task].outcome, outcome = runs[k].outcome, started = runs[k].started] {
+        if (!before->killed) { // it returned before its kill: nothing to restart
+          outcome->finished.set();
+          return;
+        }
+        *started = true;
+        p->restart(static_cast<int>(member));
+        caf::anon_send(actor, internal::SimTaskStartMsg{});
+      }});
   }
   // The failure detector's verdicts on partitions and freezes, for the
   // parameter-server cluster (the links give them to collectives).
@@ -407,13 +413,14 @@ void SimulatedCluster::run_tasks(const std::function<void(Runtime&, std::size_t)
   if (!hang.empty())
     hang += "; the last event was at " + at_seconds(impl_->virtual_time);
   for (std::size_t k = 0; k < runs.size(); ++k) {
+    if (!*runs[k].started)
+      continue;
     impl_->killed[runs[k].task] = runs[k].outcome->killed;
     impl_->restarted[runs[k].task] = k >= n;
   }
 
   // Teardown: the tasks (a killed or stuck one's function is unwound), their
   // runtimes, then the network; nothing of the run may be left.
-  *tearing_down = true;
   for (auto& run : runs)
     caf::anon_send_exit(run.actor, caf::exit_reason::user_shutdown);
   for (auto& run : runs)

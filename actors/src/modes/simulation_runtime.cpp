@@ -50,7 +50,9 @@ RuntimeImpl::RuntimeImpl(const SimulatedTask& task) : resolver_(task.resolver) {
     init_tpu_cores(task.tpu_slice_cores, resolver_->cluster_spec().num_tasks("worker"));
 }
 
-void RuntimeImpl::leave_ps_cluster() {
+void RuntimeImpl::leave_ps_cluster(bool by_exception) {
+  if (ps_cluster_)
+    ps_cluster_->end_program(by_exception);
   ps_cluster_.reset();
 }
 

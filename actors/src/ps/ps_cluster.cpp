@@ -345,14 +345,17 @@ void PsCluster::note_job_failure(const std::string& error) {
   raised_error_ = error;
 }
 
-PsCluster::~PsCluster() {
-  // Destroyed while an exception unwinds the program, or after the program
-  // reported a failure: its job failed. The other tasks learn why before
-  // this task's bye (their serve() says it), rather than seeing a normal exit.
+void PsCluster::end_program(bool by_exception) {
+  // An exception ended the program, or the program reported a failure: its
+  // job failed. The other tasks learn why before this task's bye (their
+  // serve() says it), rather than seeing a normal exit.
   std::string why;
-  bool failed = std::uncaught_exceptions() > 0;
+  bool failed = by_exception;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (program_ended_)
+      return;
+    program_ended_ = true;
     failed = failed || job_failed_;
     why = job_failed_ || raised_error_.empty()
             ? raised_error_
@@ -360,6 +363,12 @@ PsCluster::~PsCluster() {
   }
   if (node_ && failed)
     node_->say_farewell(why.empty() ? "its program ended with an exception" : why);
+}
+
+PsCluster::~PsCluster() {
+  // Destroyed while an exception unwinds the program (a process's Runtime,
+  // on its main thread): that ended it.
+  end_program(std::uncaught_exceptions() > 0);
   // Every worker stops (a function still suspended on its fiber unwinds),
   // then its per-worker resources go, while the actor system still runs
   // their pipelines' actors.

@@ -92,8 +92,10 @@ public:
   /// Task `task`, killed before `at`, runs again from `at` as a new process:
   /// the function starts afresh with a new Runtime, and a worker of a
   /// parameter-server cluster is taken back by the coordinator (its result
-  /// is then the new run's). Only workers of a cluster with ps tasks rejoin
-  /// a formed cluster, as in a real one; once per task.
+  /// is then the new run's; a kill at or after `at` kills the new run). Only
+  /// workers of a cluster with ps tasks rejoin a formed cluster, as in a real
+  /// one; once per task. When the task had returned before its kill, there
+  /// is nothing to restart: it does not run again.
   SimulatedFaults& restart(std::string task, Duration at);
 
   struct Rates {
@@ -198,6 +200,7 @@ public:
     using V = std::conditional_t<std::is_void_v<R>, std::monostate, R>;
     std::vector<std::optional<V>> values(tasks_.size());
     run_tasks([&](Runtime& runtime, std::size_t task) {
+      values[task].reset(); // a restarted task's value is its new run's
       if constexpr (std::is_void_v<R>) {
         body(runtime);
         values[task].emplace();

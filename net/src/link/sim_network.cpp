@@ -41,13 +41,17 @@ std::optional<caf::timespan> SimNetwork::message_delay(int from, int to, caf::ti
   const auto span = std::max<int64_t>(0, (rates_.max_delay - rates_.min_delay).count());
   std::uniform_int_distribution<int64_t> jitter(0, span);
   auto at = now + rates_.min_delay + caf::timespan{jitter(rng_)};
-  if (const auto* w = window_at(from, to, now)) {
-    if (!w->heal || *w->heal - w->from > peer_timeout_)
-      return std::nullopt;
-    at = std::max(at, *w->heal);
-  }
   auto& last = last_message_[{from, to}];
   at = std::max(at, last);
+  // A window that is there when the message is sent, or that opens while it
+  // is on its way, holds it (to its heal) or loses it (past the peer timeout).
+  for (const auto& w : windows_) {
+    if (!across(w, from, to) || w.from > at || (w.heal && *w.heal <= now))
+      continue;
+    if (!w.heal || *w.heal - w.from > peer_timeout_)
+      return std::nullopt;
+    at = std::max(at, *w.heal);
+  }
   last = at;
   return at - now;
 }

@@ -88,9 +88,9 @@ public:
   /// made. Called on the task's fiber, since it waits for the other tasks'
   /// actors. Nothing for a task of a cluster without ps tasks.
   void join_ps_cluster();
-  /// Ends this task's part of it (a task's program ends): its farewell and
-  /// its actors, as when a process's Runtime goes.
-  void leave_ps_cluster();
+  /// Ends this task's part of it (a task's program ended, by an exception or
+  /// not): its farewell and its actors, as when a process's Runtime goes.
+  void leave_ps_cluster(bool by_exception);
 
   /// The id of the next cluster strategy's group, which its frames carry:
   /// its position among this process's cluster strategies (1, 2, ...).

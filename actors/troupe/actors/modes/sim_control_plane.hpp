@@ -19,6 +19,18 @@ namespace troupe::internal {
 
 class Executor;
 
+/// Runs `action` on the simulation's thread when it arrives (SimTimerActor):
+/// how a SimulatedCluster schedules its control plane's timed events.
+struct SimActionMsg {
+  std::function<void()> action;
+};
+
+using SimTimerActorHandle = caf::typed_actor<caf::reacts_to<SimActionMsg>>;
+
+/// Spawns the actor that runs every SimActionMsg it gets.
+[[nodiscard]] SimTimerActorHandle spawn_sim_timer(caf::actor_system& system);
+
+
 /// The control plane of a SimulatedCluster: what each task's ClusterNode
 /// does across processes (published actors, lookups, the failure detector's
 /// verdicts, farewells, a restarted worker taken back), for every task at
@@ -31,8 +43,9 @@ public:
   /// the simulated network: SimRoutes).
   using Route = std::function<caf::actor(int from, int to, const caf::actor& actor)>;
 
-  /// `members`: "chief:0", "worker:0", ..., "ps:0", ... in member order.
-  SimControlPlane(Executor& host, std::vector<std::string> members, Route route);
+  /// `members`: "chief:0", "worker:0", ..., "ps:0", ... in member order;
+  /// `timer` runs the lookups' timeouts.
+  SimControlPlane(Executor& host, std::vector<std::string> members, Route route, SimTimerActorHandle timer);
   ~SimControlPlane();
   SimControlPlane(const SimControlPlane&) = delete;
   SimControlPlane& operator=(const SimControlPlane&) = delete;
@@ -78,22 +91,12 @@ private:
 
   Executor& host_;
   Route route_;
+  SimTimerActorHandle timer_;
   std::vector<std::string> names_;
   std::vector<Task> tasks_;
   /// Lookups waiting for a publish or a verdict.
   std::vector<std::shared_ptr<Completion>> waiting_;
 };
-
-/// Runs `action` on the simulation's thread when it arrives (SimTimerActor):
-/// how a SimulatedCluster schedules its control plane's timed events.
-struct SimActionMsg {
-  std::function<void()> action;
-};
-
-using SimTimerActorHandle = caf::typed_actor<caf::reacts_to<SimActionMsg>>;
-
-/// Spawns the actor that runs every SimActionMsg it gets.
-[[nodiscard]] SimTimerActorHandle spawn_sim_timer(caf::actor_system& system);
 
 // In-process only: it carries a function.
 template <class Inspector>

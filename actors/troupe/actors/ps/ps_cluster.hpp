@@ -85,6 +85,12 @@ public:
   /// Runtime::report_job_failure: the farewell names `error` whatever the
   /// way the program ends.
   void note_job_failure(const std::string& error);
+  /// This task's program ended, by an exception or not: says the farewell
+  /// (once; the destructor does when nobody called it, taking an exception
+  /// that unwinds it as the end). A simulated task calls it itself, since
+  /// std::uncaught_exceptions() counts the thread's exceptions and every
+  /// simulated task shares one thread.
+  void end_program(bool by_exception);
   /// The parameter servers, by ps task index.
   [[nodiscard]] const std::vector<ParameterServerActorHandle>& parameter_servers() const noexcept { return servers_; }
   [[nodiscard]] std::vector<std::string> parameter_server_names() const;
@@ -144,6 +150,7 @@ private:
   CoordinatorActorHandle coordinator_;
   std::string raised_error_; ///< note_raised_error's latest
   bool job_failed_ = false;  ///< note_job_failure was called
+  bool program_ended_ = false; ///< end_program said the farewell
 };
 
 } // namespace troupe::internal

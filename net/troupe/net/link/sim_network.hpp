@@ -90,6 +90,13 @@ public:
   /// outlasts the peer timeout (its verdicts come instead).
   [[nodiscard]] std::optional<caf::timespan> message_delay(int from, int to, caf::timespan now);
 
+  /// When the latest message `from` -> `to` scheduled so far arrives (0: none).
+  [[nodiscard]] caf::timespan last_message_at(int from, int to) const {
+    auto i = last_message_.find({from, to});
+    return i == last_message_.end() ? caf::timespan{0} : i->second;
+  }
+  [[nodiscard]] caf::actor_clock::time_point start() const noexcept { return start_; }
+
   /// `rank`, killed before, runs again from `at` (a restarted process).
   void revive(int rank, caf::timespan at) { revivals_.push_back({rank, at}); }
 
