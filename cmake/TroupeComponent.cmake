@@ -20,6 +20,8 @@ function(troupe_add_component name)
   install(TARGETS ${target} EXPORT troupeTargets
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
   foreach(header IN LISTS arg_HEADERS)
+    # The API reference (cmake/TroupeDocs.cmake) covers exactly these.
+    set_property(GLOBAL APPEND PROPERTY TROUPE_PUBLIC_HEADERS ${CMAKE_CURRENT_SOURCE_DIR}/troupe/${name}/${header})
     get_filename_component(subdir ${header} DIRECTORY)
     install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/troupe/${name}/${header}
             DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/troupe/${name}/${subdir})

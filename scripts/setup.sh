@@ -17,6 +17,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libssl-dev
   libucx-dev pkg-config # the data plane over shared memory (net/ucx)
   libdlpack-dev # Tensor::from_dlpack / to_dlpack (core/src/dlpack.cpp)
+  doxygen # the API reference (target docs: build/docs/api/html/index.html)
   clang libclang-rt-14-dev # libFuzzer for scripts/run_fuzz.sh
   dataset-fashion-mnist gnuplot-nox
 )

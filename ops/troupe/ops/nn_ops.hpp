@@ -9,25 +9,25 @@
 
 namespace troupe {
 
-/// Neural-network kernels on host tensors, as TensorFlow's `tf.linalg.matmul`,
-/// `tf.nn.*` and `tf.math.*` ops, for models whose backward pass is written by
-/// hand (there is no autodiff in troupe).
-///
-/// Common rules, as in core/tensor_ops.hpp:
-/// - Each op returns a new tensor on the first operand's device; inputs are never written.
-/// - Operands that must agree and do not throw Error(dtype_mismatch /
-///   shape_mismatch) naming both operands and the fix; a dtype the op does not
-///   take throws Error(not_supported) naming the dtypes it does take; an empty
-///   handle throws Error(invalid_argument).
-/// - float16 and bfloat16 compute in float32 and round once at the end.
-/// - Integer arithmetic wraps around on overflow, as TensorFlow's kernels.
-/// - Kernels run on the calling thread only (Eigen is never multi-threaded
-///   here): in troupe the replicas are the parallelism.
+// Neural-network kernels on host tensors, as TensorFlow's `tf.linalg.matmul`,
+// `tf.nn.*` and `tf.math.*` ops, for models whose backward pass is written by
+// hand (there is no autodiff in troupe).
+//
+// Common rules, as in core/tensor_ops.hpp:
+// - Each op returns a new tensor on the first operand's device; inputs are never written.
+// - Operands that must agree and do not throw Error(dtype_mismatch /
+//   shape_mismatch) naming both operands and the fix; a dtype the op does not
+//   take throws Error(not_supported) naming the dtypes it does take; an empty
+//   handle throws Error(invalid_argument).
+// - float16 and bfloat16 compute in float32 and round once at the end.
+// - Integer arithmetic wraps around on overflow, as TensorFlow's kernels.
+// - Kernels run on the calling thread only (Eigen is never multi-threaded
+//   here): in troupe the replicas are the parallelism.
 
 // -- matrix products ------------------------------------------------------------------
 
 /// The matrix product of rank-2 `a` and `b`, as tf.linalg.matmul: [M, K] x [K, N]
-/// -> [M, N], where `transpose_a` reads `a` as its transpose (so `a` is [K, M])
+/// gives [M, N], where `transpose_a` reads `a` as its transpose (so `a` is [K, M])
 /// and `transpose_b` reads `b` as its transpose (`b` is [N, K]). Transposes are
 /// folded into the product, never materialised. Takes float16, bfloat16,
 /// float32, float64, int32 and int64; `a` and `b` must share the dtype.

@@ -14,6 +14,8 @@
 
 namespace troupe {
 
+/// \cond internal
+// Not API (the reference leaves it out).
 namespace internal {
 struct RegisteredFunction;
 
@@ -66,6 +68,7 @@ struct ArgumentHolder {
 };
 
 } // namespace internal
+/// \endcond
 
 template <class Signature>
 class RemoteFunction;
