@@ -18,6 +18,7 @@ packages=(
   libucx-dev pkg-config # the data plane over shared memory (net/ucx)
   libdlpack-dev # Tensor::from_dlpack / to_dlpack (core/src/dlpack.cpp)
   doxygen # the API reference (target docs: build/docs/api/html/index.html)
+  libtorch-dev # samples/libtorch_fashion_mnist (LibTorch 1.13, CPU; ~157 packages, about a minute)
   clang libclang-rt-14-dev # libFuzzer for scripts/run_fuzz.sh
   dataset-fashion-mnist gnuplot-nox
 )
