@@ -35,9 +35,19 @@ def load(data_dir, prefix):
 
 
 def make_model(seed):
+    """The sample's initial weights: each parameter in turn uniform in
+    +-1/sqrt(fan_in) after seeding (LibTorch's C++ and Python Linear
+    initialise differently, so both draw them this way)."""
+    model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 128),
+                                torch.nn.ReLU(), torch.nn.Linear(128, 10))
     torch.manual_seed(seed)
-    return torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 128),
-                               torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    with torch.no_grad():
+        for layer in model:
+            if isinstance(layer, torch.nn.Linear):
+                bound = 1.0 / layer.in_features ** 0.5
+                layer.weight.uniform_(-bound, bound)
+                layer.bias.uniform_(-bound, bound)
+    return model
 
 
 def worker(rank, args):
@@ -51,7 +61,7 @@ def worker(rank, args):
     optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate)
     n = images.shape[0]
     per_worker = args.batch // args.workers
-    steps = n // args.batch
+    steps = n // args.batch if args.max_steps == 0 else min(args.max_steps, n // args.batch)
     for epoch in range(1, args.epochs + 1):
         start = time.perf_counter()
         torch.manual_seed(args.seed + epoch)  # every process draws the same order
@@ -84,6 +94,7 @@ def main():
     parser.add_argument("--learning-rate", type=float, default=3e-3)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--max-steps", type=int, default=0, help="steps per epoch at most (0: every batch)")
     parser.add_argument("--port", type=int, default=29541)
     parser.add_argument("--data-dir", default="/usr/share/datasets/fashion-mnist")
     args = parser.parse_args()

@@ -13,6 +13,7 @@
 // bench/libtorch_ddp/ddp_fashion_mnist.py, PyTorch's own distributed training.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -49,11 +50,21 @@ troupe::Tensor to_troupe(const torch::Tensor& t) {
 }
 
 /// The main job's MLP, 784-256-128-10 with ReLU, in torch::nn. Every replica
-/// and process starts from the same weights (the same seed).
+/// and process starts from the same weights: each parameter in turn drawn
+/// uniformly from +-1/sqrt(fan_in) after seeding, which the Python peer draws
+/// alike (LibTorch's C++ and Python Linear initialise differently).
 torch::nn::Sequential make_model(uint64_t seed) {
+  torch::nn::Sequential model(torch::nn::Linear(784, 256), torch::nn::ReLU(), torch::nn::Linear(256, 128),
+                              torch::nn::ReLU(), torch::nn::Linear(128, 10));
   torch::manual_seed(seed);
-  return torch::nn::Sequential(torch::nn::Linear(784, 256), torch::nn::ReLU(), torch::nn::Linear(256, 128),
-                               torch::nn::ReLU(), torch::nn::Linear(128, 10));
+  torch::NoGradGuard no_grad;
+  for (auto& linear : model->modules(/*include_self=*/false))
+    if (auto* l = linear->as<torch::nn::Linear>()) {
+      const double bound = 1.0 / std::sqrt(static_cast<double>(l->options.in_features()));
+      l->weight.uniform_(-bound, bound);
+      l->bias.uniform_(-bound, bound);
+    }
+  return model;
 }
 
 double accuracy(torch::nn::Sequential& model, const torch::Tensor& images, const torch::Tensor& labels) {
