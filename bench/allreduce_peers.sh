@@ -2,6 +2,7 @@
 # troupe's cross-process all-reduce beside OpenMPI and Gloo, in the same run.
 #
 #   bench/allreduce_peers.sh [--ranks "2 4"] [--sizes 4096,65536,1048576,16777216,67108864] [--seconds S]
+#                            [--out DIR]
 #
 # For each process count: OpenMPI's MPI_Allreduce over TCP (--mca btl
 # tcp,self) and over shared memory (vader,self), Gloo's best algorithm per
@@ -20,7 +21,10 @@
 # (a peer's figure is the better of its two runs; tcp/mpi_tcp is troupe over
 # TCP against OpenMPI over TCP, ucx/mpi_shm troupe over shared memory against
 # OpenMPI's, best/gloo troupe's better transport against Gloo; ratios > 1:
-# troupe slower).
+# troupe slower). The CMP lines also go to DIR/allreduce_peers.csv (default
+# bench_output/allreduce_peers), and with gnuplot (gnuplot-nox) a plot of
+# every implementation's bus bandwidth against the size, a panel per process
+# count, to DIR/allreduce_peers.png.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,12 +33,15 @@ peers_dir="${build_dir}/bench-peers"
 ranks_list="2 4"
 sizes="4096,65536,1048576,16777216,67108864"
 seconds=0.5
+out_dir="bench_output/allreduce_peers"
 while (($#)); do
   case "$1" in
     --ranks) ranks_list="$2"; shift 2 ;;
     --sizes) sizes="$2"; shift 2 ;;
     --seconds) seconds="$2"; shift 2 ;;
-    *) echo "usage: $0 [--ranks \"2 4\"] [--sizes BYTES,...] [--seconds S per size and peer]" >&2; exit 2 ;;
+    --out) out_dir="$2"; shift 2 ;;
+    *) echo "usage: $0 [--ranks \"2 4\"] [--sizes BYTES,...] [--seconds S per size and peer] [--out DIR]" >&2
+       exit 2 ;;
   esac
 done
 
@@ -91,6 +98,9 @@ for ranks in ${ranks_list}; do
   run_peers "${ranks}"
 done
 
+mkdir -p "${out_dir}"
+csv="${out_dir}/allreduce_peers.csv"
+{
 echo "CMP,ranks,bytes,troupe_tcp_us,troupe_ucx_us,mpi_tcp_us,mpi_shm_us,gloo_us,tcp/mpi_tcp,ucx/mpi_shm,best/gloo"
 awk -F, '
   function ratio(a, b) { return (a > 0 && b > 0) ? sprintf("%.2f", a / b) : "" }
@@ -110,3 +120,38 @@ awk -F, '
             ratio(t, best["mpi_tcp", k]) "," ratio(u, best["mpi_shm", k]) "," ratio(fastest, best["gloo", k])
     }
   }' "${rows}"
+} | tee "${csv}"
+echo "# wrote ${csv}"
+
+# -- the plot: bus bandwidth (GB/s, as nccl-tests count it: 2(n-1)/n bytes per
+# rank and call) against the size, every implementation, a panel per process count.
+if ! command -v gnuplot >/dev/null 2>&1; then
+  echo "# no plot: gnuplot is not installed (apt-get install gnuplot-nox)"
+  exit 0
+fi
+png="${out_dir}/allreduce_peers.png"
+panels=(${ranks_list})
+{
+  echo "set terminal pngcairo size $((640 * ${#panels[@]})),480 noenhanced"
+  echo "set output '${png}'"
+  echo "set datafile separator ','"
+  echo "set logscale x 2; set format x '%.0s%cB'; set key top left; set grid"
+  echo "set xlabel 'bytes per rank'; set ylabel 'bus bandwidth (GB/s)'"
+  echo "set multiplot layout 1,${#panels[@]}"
+  for ranks in "${panels[@]}"; do
+    echo "set title 'float32 SUM all-reduce, ${ranks} processes'"
+    bw="(column(3)*2*(${ranks}-1)/${ranks}/(column(i)*1000.0))"
+    echo -n "plot "
+    first=1
+    for series in "4:troupe TCP" "5:troupe UCX shm" "6:OpenMPI TCP" "7:OpenMPI shm (vader)" "8:Gloo"; do
+      ((first)) || echo -n ", "
+      first=0
+      i="${series%%:*}"
+      echo -n "'${csv}' using (\$2 == ${ranks} && \$${i} > 0 ? \$3 : 1/0):(${bw//column(i)/column(${i})})"
+      echo -n " with linespoints title '${series#*:}'"
+    done
+    echo
+  done
+  echo "unset multiplot"
+} > "${out_dir}/allreduce_peers.gnuplot"
+gnuplot "${out_dir}/allreduce_peers.gnuplot" && echo "# wrote ${png}"

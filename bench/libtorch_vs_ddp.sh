@@ -2,7 +2,7 @@
 # A LibTorch model distributed by troupe against PyTorch's own distributed
 # data parallel, in the same run.
 #
-#   bench/libtorch_vs_ddp.sh [--epochs N] [--rounds R] [--workers W]
+#   bench/libtorch_vs_ddp.sh [--epochs N] [--rounds R] [--workers W] [--out DIR]
 #
 # Alternates R times: samples/libtorch_fashion_mnist --strategy multi_worker
 # under troupe-launch with W workers, and bench/ddp_fashion_mnist.py
@@ -13,6 +13,8 @@
 #   ROW,workers,troupe_epoch_s,ddp_epoch_s,troupe/ddp,troupe_accuracy,ddp_accuracy,target
 # with the median epoch time over all rounds and the last round's test
 # accuracy. The target (issue 31): troupe/ddp <= 1.0 at accuracies within 0.005.
+# The row also goes to DIR/libtorch_vs_ddp.csv (default bench_output/libtorch_vs_ddp)
+# and, with gnuplot, both epoch times to DIR/libtorch_vs_ddp.png.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,12 +22,14 @@ build_dir="${TROUPE_BUILD_DIR:-${repo}/build}"
 epochs=2
 rounds=2
 workers=2
+out_dir="bench_output/libtorch_vs_ddp"
 while (($#)); do
   case "$1" in
     --epochs) epochs="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --workers) workers="$2"; shift 2 ;;
-    *) echo "usage: $0 [--epochs N] [--rounds R] [--workers W]" >&2; exit 2 ;;
+    --out) out_dir="$2"; shift 2 ;;
+    *) echo "usage: $0 [--epochs N] [--rounds R] [--workers W] [--out DIR]" >&2; exit 2 ;;
   esac
 done
 
@@ -55,7 +59,14 @@ troupe_s="$(median_epoch "${out}"/troupe.*)"
 ddp_s="$(median_epoch "${out}"/ddp.*)"
 troupe_acc="$(accuracy "${out}/troupe.${rounds}")"
 ddp_acc="$(accuracy "${out}/ddp.${rounds}")"
+mkdir -p "${out_dir}"
+csv="${out_dir}/libtorch_vs_ddp.csv"
+{
 echo "ROW,workers,troupe_epoch_s,ddp_epoch_s,troupe/ddp,troupe_accuracy,ddp_accuracy,target"
 awk -v w="${workers}" -v t="${troupe_s}" -v d="${ddp_s}" -v ta="${troupe_acc}" -v da="${ddp_acc}" 'BEGIN {
   printf "ROW,%d,%.2f,%.2f,%.3f,%.4f,%.4f,<= 1.0 and |accuracy difference| <= 0.005 (%s)\n", w, t, d, t / d, ta, da,
          (t / d <= 1.0 && (ta - da <= 0.005 && da - ta <= 0.005)) ? "met" : "not met" }'
+} | tee "${csv}"
+echo "# wrote ${csv}"
+"${repo}/bench/plot_epoch_times.sh" "${csv}" "${out_dir}/libtorch_vs_ddp.png" \
+  "LibTorch MLP epoch: troupe vs PyTorch DDP (gloo)" "workers" "troupe" "PyTorch DDP"

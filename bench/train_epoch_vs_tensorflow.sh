@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job's epoch, troupe against TensorFlow, in the same run.
 #
-#   bench/train_epoch_vs_tensorflow.sh [--epochs N] [--rounds R] [--replicas "1 4"]
+#   bench/train_epoch_vs_tensorflow.sh [--epochs N] [--rounds R] [--replicas "1 4"] [--out DIR]
 #
 # For each replica count, alternates R times: samples/train_fashion_mnist and
 # bench/tf_fashion_mnist_epoch.py (tensorflow-cpu from PyPI in bench/.venv,
@@ -9,7 +9,10 @@
 # optimizer and schedule. The figure is the median epoch time of epochs 2..N
 # of all rounds (TensorFlow traces its step function in epoch 1). Prints
 #   ROW,replicas,troupe_s,tensorflow_s,troupe/tensorflow,target
-# with the issue's targets: <= 1.0 at 1 replica, <= 0.5 at 4.
+# with the issue's targets: <= 1.0 at 1 replica, <= 0.5 at 4. The rows also go
+# to DIR/train_epoch_vs_tensorflow.csv (default bench_output/train_epoch), and
+# with gnuplot a bar chart of both epoch times per replica count to
+# DIR/train_epoch_vs_tensorflow.png.
 # Set TROUPE_KERNELS to compare kernel modes; TROUPE_BUILD_DIR as setup.sh.
 set -euo pipefail
 
@@ -19,12 +22,14 @@ venv="${repo}/bench/.venv"
 epochs=3
 rounds=2
 replica_counts="1 4"
+out_dir="bench_output/train_epoch"
 while (($#)); do
   case "$1" in
     --epochs) epochs="$2"; shift 2 ;;
     --rounds) rounds="$2"; shift 2 ;;
     --replicas) replica_counts="$2"; shift 2 ;;
-    *) echo "usage: $0 [--epochs N>=2] [--rounds R] [--replicas \"1 4\"]" >&2; exit 2 ;;
+    --out) out_dir="$2"; shift 2 ;;
+    *) echo "usage: $0 [--epochs N>=2] [--rounds R] [--replicas \"1 4\"] [--out DIR]" >&2; exit 2 ;;
   esac
 done
 if ((epochs < 2)); then
@@ -44,7 +49,9 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 
 echo "# $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores;" \
      "TROUPE_KERNELS=${TROUPE_KERNELS:-fast}; ${epochs} epochs x ${rounds} rounds"
-echo "ROW,replicas,troupe_s,tensorflow_s,troupe/tensorflow,target"
+mkdir -p "${out_dir}"
+csv="${out_dir}/train_epoch_vs_tensorflow.csv"
+echo "ROW,replicas,troupe_s,tensorflow_s,troupe/tensorflow,target" | tee "${csv}"
 for replicas in ${replica_counts}; do
   troupe_times=""
   tf_times=""
@@ -60,5 +67,8 @@ for replicas in ${replica_counts}; do
   f="$(grep . <<<"${tf_times}" | median)"
   target=$([[ "${replicas}" == 1 ]] && echo 1.0 || echo 0.5)
   awk -v r="${replicas}" -v t="${t}" -v f="${f}" -v target="${target}" \
-    'BEGIN { printf "ROW,%s,%.3f,%.3f,%.3f,%s\n", r, t, f, t / f, target }'
+    'BEGIN { printf "ROW,%s,%.3f,%.3f,%.3f,%s\n", r, t, f, t / f, target }' | tee -a "${csv}"
 done
+echo "# wrote ${csv}"
+"${repo}/bench/plot_epoch_times.sh" "${csv}" "${out_dir}/train_epoch_vs_tensorflow.png" \
+  "Fashion-MNIST epoch, troupe vs TensorFlow" "replicas" "troupe" "TensorFlow"
