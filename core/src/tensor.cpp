@@ -34,15 +34,16 @@ public:
   /// instead of a deallocation; `memory` (null on the host) serves its copies.
   Buffer(std::byte* data, std::size_t size, std::shared_ptr<internal::DeviceMemory> memory,
          std::function<void()> release)
-    : data_(data), size_(size), memory_(std::move(memory)), release_(std::move(release)) {}
+    : data_(data), size_(size), memory_(std::move(memory)), release_(std::move(release)), external_(true) {}
 
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
   ~Buffer() {
-    if (release_)
-      release_();
-    else if (memory_)
+    if (external_) {
+      if (release_) // none: the caller frees its memory itself, after every handle
+        release_();
+    } else if (memory_)
       memory_->deallocate(data_);
     else
       internal::deallocate_host(data_, size_);
@@ -58,7 +59,8 @@ private:
   std::byte* data_;
   std::size_t size_;
   std::shared_ptr<internal::DeviceMemory> memory_;
-  std::function<void()> release_; ///< set for external memory
+  std::function<void()> release_; ///< for external memory: what frees it (may be empty)
+  bool external_ = false;         ///< troupe did not allocate the bytes: never free them itself
 };
 
 const DeviceSpec* intern_device(const DeviceSpec& spec) {

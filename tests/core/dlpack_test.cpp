@@ -77,6 +77,18 @@ TEST_CASE("a tensor over external memory uses it without a copy and releases it 
   CHECK(released == 1);
 }
 
+TEST_CASE("a tensor over external memory without a release leaves the memory to its owner", "[core][dlpack]") {
+  // Freed by troupe, `owned` would be freed twice (a crash under the
+  // allocator's checks), and its bytes would not be readable after.
+  auto owned = std::make_unique<std::vector<int64_t>>(std::vector<int64_t>{4, 5, 6});
+  {
+    Tensor t = Tensor::from_external(owned->data(), Shape{3}, DType::int64, {});
+    CHECK(t.to_vector<int64_t>() == std::vector<int64_t>{4, 5, 6});
+  }
+  CHECK(*owned == std::vector<int64_t>{4, 5, 6});
+  owned.reset();
+}
+
 TEST_CASE("a tensor over external memory refuses a null or misaligned pointer", "[core][dlpack]") {
   std::vector<double> user(4);
   CHECK_THROWS_WITH(Tensor::from_external(nullptr, Shape{4}, DType::float64, {}), Contains("data pointer is null"));
