@@ -252,7 +252,7 @@ void SimulatedCluster::run_tasks(const std::function<void(Runtime&, std::size_t)
     std::unique_ptr<Runtime> runtime;
     std::shared_ptr<internal::SimTaskOutcome> outcome;
     internal::SimulatedTaskActorHandle actor;
-    std::shared_ptr<bool> started = std::make_shared<bool>(true); ///< a restart's: once it starts
+    std::shared_ptr<bool> started; ///< false for a restart until it starts (its kill may have come too late)
   };
   std::vector<Incarnation> runs;
   for (std::size_t i = 0; i < n; ++i)
