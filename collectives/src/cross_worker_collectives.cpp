@@ -6,11 +6,14 @@
 #include <deque>
 
 #include <troupe/collectives/algorithm_selector.hpp>
+#include <troupe/collectives/frames_in_flight.hpp>
 #include <troupe/collectives/local_all_gather.hpp>
 #include <troupe/collectives/peer_all_gather.hpp>
 #include <troupe/collectives/peer_broadcast.hpp>
+#include <troupe/collectives/reduce_kernels.hpp>
 #include <troupe/collectives/tensor_packing.hpp>
 #include <troupe/collectives/wire_payloads.hpp>
+#include <troupe/core/in_place_bytes.hpp>
 #include <troupe/core/log.hpp>
 #include <troupe/ops/tensor_ops.hpp>
 
@@ -20,6 +23,8 @@ namespace troupe::internal {
 /// One pack of tensors reduced by one algorithm instance.
 struct Pack {
   TensorPack tensors;
+  /// In place: the frames sent out of the caller's memory (a tensor alone in its pack).
+  std::shared_ptr<FramesInFlight> in_flight;
   std::unique_ptr<PeerLink> link;
   std::unique_ptr<PeerCollective> algorithm;
   const Tensor* reduced = nullptr; ///< all_reduce: the algorithm's buffer
@@ -30,6 +35,7 @@ struct CrossWorkerCollectives::Key {
   CollectiveKind kind = CollectiveKind::all_reduce;
   ReduceOp op = ReduceOp::SUM;
   int axis = 0;
+  bool in_place = false; ///< all_reduce into `local`'s own memory
   CollectiveFingerprint mine;
   std::vector<Tensor> local;
   std::vector<std::optional<CollectiveFingerprint>> announced;
@@ -50,15 +56,19 @@ struct CrossWorkerCollectives::Key {
 /// The PeerLink one pack's algorithm sends through: frames tagged with the key and pack.
 class CrossWorkerCollectives::PackLink final : public PeerLink {
 public:
-  PackLink(CrossWorkerCollectives& owner, CollectiveKey key, uint32_t pack) : owner_(owner), key_(key), pack_(pack) {}
+  PackLink(CrossWorkerCollectives& owner, CollectiveKey key, uint32_t pack,
+           std::shared_ptr<FramesInFlight> in_flight = nullptr)
+    : owner_(owner), key_(key), pack_(pack), in_flight_(std::move(in_flight)) {}
   void send(int rank, uint32_t tag, FrameBytes bytes) override {
-    owner_.send_frame(rank, FrameType::data, key_, pack_, tag, std::move(bytes));
+    owner_.send_frame(rank, FrameType::data, key_, pack_, tag,
+                      in_flight_ ? in_flight_->track(std::move(bytes)) : std::move(bytes));
   }
 
 private:
   CrossWorkerCollectives& owner_;
   CollectiveKey key_;
   uint32_t pack_;
+  std::shared_ptr<FramesInFlight> in_flight_;
 };
 
 CrossWorkerCollectives::CrossWorkerCollectives(uint64_t group, CrossWorkerSetup setup, Send send, Done done,
@@ -100,17 +110,18 @@ std::optional<std::string> CrossWorkerCollectives::skipped_by_peer(const Collect
 }
 
 void CrossWorkerCollectives::start(const CollectiveKey& key, CollectiveKind kind, ReduceOp op, int axis,
-                                   std::vector<Tensor> local) {
-  begin(key, kind, op, axis, std::move(local), std::nullopt);
+                                   std::vector<Tensor> local, bool in_place) {
+  begin(key, kind, op, axis, std::move(local), std::nullopt, in_place);
 }
 
 void CrossWorkerCollectives::agree(const CollectiveKey& key, CollectiveKind kind, ReduceOp op, int axis,
                                    const std::vector<Tensor>& local, std::string details) {
-  begin(key, kind, op, axis, local, std::move(details));
+  begin(key, kind, op, axis, local, std::move(details), false);
 }
 
 void CrossWorkerCollectives::begin(const CollectiveKey& key, CollectiveKind kind, ReduceOp op, int axis,
-                                   std::vector<Tensor> local, std::optional<std::string> communicator) {
+                                   std::vector<Tensor> local, std::optional<std::string> communicator,
+                                   bool in_place) {
   forget_finished_runs(key.run);
   if (const auto* failure = progress_.failure(key)) {
     failed_(key, failure->first, failure->second);
@@ -136,6 +147,7 @@ void CrossWorkerCollectives::begin(const CollectiveKey& key, CollectiveKind kind
   state.kind = kind;
   state.op = op;
   state.axis = axis;
+  state.in_place = in_place && kind == CollectiveKind::all_reduce;
   state.mine = CollectiveFingerprint::of(kind, op, axis, local);
   state.agreement_only = communicator.has_value();
   if (state.agreement_only)
@@ -240,8 +252,18 @@ void CrossWorkerCollectives::start_algorithms(const CollectiveKey& key, Key& sta
         const auto choice =
           choose_all_reduce(setup_.implementation, flat.nbytes(), size(),
                             {setup_.direct_exchange_max_bytes, setup_.halving_doubling_max_bytes});
-        pack.link = std::make_unique<PackLink>(*this, key, static_cast<uint32_t>(state.packs.size() - 1));
-        pack.algorithm = make_all_reduce(choice, *pack.link, rank(), size(), std::move(flat), setup_.ring, pack.reduced);
+        // In place, a tensor alone in its pack is reduced in the caller's
+        // memory; a fused pack's buffer is troupe's, copied back at the end.
+        const bool in_place = state.in_place && pack.tensors.tensors.size() == 1;
+        if (in_place)
+          pack.in_flight = std::make_shared<FramesInFlight>([released = frames_released_, key] {
+            if (released)
+              released(key);
+          });
+        pack.link = std::make_unique<PackLink>(*this, key, static_cast<uint32_t>(state.packs.size() - 1),
+                                               pack.in_flight);
+        pack.algorithm = make_all_reduce(choice, *pack.link, rank(), size(), std::move(flat), setup_.ring,
+                                         in_place, pack.reduced);
         if (state.packs.size() == 1 && algorithm_chosen_)
           algorithm_chosen_(key, name(choice.algorithm));
       }
@@ -307,16 +329,29 @@ void CrossWorkerCollectives::maybe_finish(const CollectiveKey& key, Key& state) 
   for (const auto& pack : state.packs)
     if (!pack.algorithm->done())
       return;
+  for (const auto& pack : state.packs)
+    if (pack.in_flight && !pack.in_flight->settled())
+      return; // frames_released() comes back here
   std::vector<Tensor> result;
   try {
     if (reduces(state.kind)) {
       result.resize(state.local.size());
       const auto replicas = setup_.local_replicas * size();
-      for (auto& pack : state.packs)
-        unflatten(*pack.reduced, pack.tensors, state.mine.shapes, result);
+      for (auto& pack : state.packs) {
+        // A tensor alone in its pack was reduced in its own memory; a fused
+        // pack's buffer goes back into the caller's, as Horovod's fusion buffer.
+        if (state.in_place && pack.tensors.tensors.size() > 1)
+          unflatten_into(*pack.reduced, pack.tensors, state.local, result);
+        else
+          unflatten(*pack.reduced, pack.tensors, state.mine.shapes, result);
+      }
       if (state.op == ReduceOp::MEAN)
-        for (auto& t : result)
-          t = t / static_cast<double>(replicas);
+        for (auto& t : result) {
+          if (state.in_place)
+            divide_elements(t.dtype(), in_place_bytes(t), t.num_elements(), static_cast<double>(replicas));
+          else
+            t = t / static_cast<double>(replicas);
+        }
     } else if (state.kind == CollectiveKind::broadcast) {
       if (rank() == 0) {
         result = state.local;
@@ -342,6 +377,11 @@ void CrossWorkerCollectives::maybe_finish(const CollectiveKey& key, Key& state) 
   }
   keys_.erase(key);
   done_(key, std::move(result));
+}
+
+void CrossWorkerCollectives::frames_released(const CollectiveKey& key) {
+  if (auto i = keys_.find(key); i != keys_.end())
+    maybe_finish(key, *i->second);
 }
 
 void CrossWorkerCollectives::on_frame(int from, const FrameHeader& header, const FrameBytes& bytes) {

@@ -4,20 +4,32 @@
 #include <string>
 
 #include <troupe/collectives/reduce_kernels.hpp>
+#include <troupe/core/in_place_bytes.hpp>
 
 namespace troupe::internal {
 
-DirectExchangeAllReduce::DirectExchangeAllReduce(PeerLink& link, int rank, int size, Tensor buffer)
+DirectExchangeAllReduce::DirectExchangeAllReduce(PeerLink& link, int rank, int size, Tensor buffer,
+                                                 bool in_place)
   : link_(link), rank_(rank), size_(size), input_(std::move(buffer)) {
-  owner_ = std::make_shared<Tensor>(input_);
-  result_ = Tensor::empty(input_.shape(), input_.dtype(), input_.device());
+  if (in_place) {
+    auto snapshot = std::make_shared<std::vector<std::byte>>(input_.raw_data(), input_.raw_data() + input_.nbytes());
+    sent_ = snapshot->data();
+    owner_ = std::move(snapshot);
+    result_ = input_;
+    out_ = in_place_bytes(result_);
+  } else {
+    sent_ = input_.raw_data();
+    owner_ = std::make_shared<Tensor>(input_);
+    result_ = Tensor::empty(input_.shape(), input_.dtype(), input_.device());
+    out_ = result_.mutable_raw_data();
+  }
   received_.resize(static_cast<std::size_t>(size_));
   arrived_.assign(static_cast<std::size_t>(size_), false);
   missing_ = size_ - 1;
 }
 
 void DirectExchangeAllReduce::start() {
-  const FrameBytes mine{owner_, input_.raw_data(), input_.nbytes()};
+  const FrameBytes mine{owner_, sent_, input_.nbytes()};
   for (int peer = 0; peer < size_; ++peer)
     if (peer != rank_)
       link_.send(peer, 0, mine);
@@ -48,9 +60,10 @@ void DirectExchangeAllReduce::finish() {
   for (int r = 0; r < size_; ++r)
     inputs.push_back(r == rank_ ? input_.raw_data() : received_[static_cast<std::size_t>(r)].data);
   const auto count = input_.num_elements();
+  // In place, the result is the input (reduce_elements reads a block of
+  // every input before it writes it).
   if (count > 0)
-    reduce_elements(input_.dtype(), ReduceOp::SUM, inputs.data(), size_, result_.mutable_raw_data(), 0, count,
-                    false);
+    reduce_elements(input_.dtype(), ReduceOp::SUM, inputs.data(), size_, out_, 0, count, false);
   received_.clear();
   done_ = true;
 }

@@ -5,12 +5,14 @@
 
 #include <troupe/collectives/reduce_kernels.hpp>
 #include <troupe/core/errors.hpp>
+#include <troupe/core/in_place_bytes.hpp>
 
 namespace troupe::internal {
 
-HalvingDoublingAllReduce::HalvingDoublingAllReduce(PeerLink& link, int rank, int size, Tensor buffer)
+HalvingDoublingAllReduce::HalvingDoublingAllReduce(PeerLink& link, int rank, int size, Tensor buffer,
+                                                   bool in_place)
   : link_(link), rank_(rank), size_(size), buffer_(std::move(buffer)) {
-  data_ = buffer_.mutable_raw_data();
+  data_ = in_place ? in_place_bytes(buffer_) : buffer_.mutable_raw_data();
   owner_ = std::make_shared<Tensor>(buffer_);
   elem_bytes_ = size_of(buffer_.dtype());
   plan();

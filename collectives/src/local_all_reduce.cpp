@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <troupe/collectives/reduce_kernels.hpp>
+#include <troupe/core/in_place_bytes.hpp>
 
 namespace troupe::internal {
 
@@ -17,13 +18,15 @@ constexpr int64_t cache_line = 64;
 } // namespace
 
 LocalAllReduce::LocalAllReduce(ReduceOp op, std::vector<std::vector<Tensor>> inputs,
-                               size_t max_parts, size_t min_part_bytes)
+                               size_t max_parts, size_t min_part_bytes, bool into_first)
   : op_(op), inputs_(std::move(inputs)) {
   const auto& first = inputs_.front();
   size_t total_bytes = 0;
   for (const auto& t : first) {
-    outputs_.push_back(Tensor::empty(t.shape(), t.dtype(), t.device()));
-    output_data_.push_back(outputs_.back().mutable_raw_data());
+    // reduce_elements reads a block of every input before it writes that
+    // block, so the output may be an input.
+    outputs_.push_back(into_first ? t : Tensor::empty(t.shape(), t.dtype(), t.device()));
+    output_data_.push_back(into_first ? in_place_bytes(t) : outputs_.back().mutable_raw_data());
     total_bytes += t.nbytes();
   }
   streaming_ = total_bytes >= streaming_threshold_bytes;

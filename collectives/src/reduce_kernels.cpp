@@ -119,4 +119,22 @@ void reduce_elements(DType dtype, ReduceOp op, const std::byte* const* inputs, i
   });
 }
 
+void divide_elements(DType dtype, std::byte* data, int64_t count, double divisor) {
+  const ScopedFlushDenormals flush_denormals;
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<compute_t<T>>) {
+      using C = compute_t<T>;
+      using E = eigen_t<T>;
+      // As ops' divide: the divisor as a T first (exact for a replica count), both operands in C.
+      const C by = std::is_same_v<C, E> ? static_cast<C>(divisor)
+                                        : static_cast<C>(static_cast<E>(static_cast<float>(divisor)));
+      Eigen::Map<Eigen::Array<E, Eigen::Dynamic, 1>> values(reinterpret_cast<E*>(data), count);
+      values = (values.template cast<C>() / by).template cast<E>();
+    } else {
+      fail(Errc::internal, "divide_elements: " + std::string(name(dtype)) + " is not a floating dtype");
+    }
+  });
+}
+
 } // namespace troupe::internal

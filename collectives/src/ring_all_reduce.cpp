@@ -6,15 +6,21 @@
 
 #include <troupe/collectives/reduce_kernels.hpp>
 #include <troupe/core/errors.hpp>
+#include <troupe/core/in_place_bytes.hpp>
 
 namespace troupe::internal {
 
 RingAllReduce::RingAllReduce(PeerLink& link, int rank, int size, Tensor input, RingOptions options)
   : link_(link), rank_(rank), size_(size), input_(std::move(input)), options_(options) {
-  output_ = Tensor::empty(input_.shape(), input_.dtype(), input_.device());
   in_ = input_.raw_data();
-  // Written through this pointer while frames share the result.
-  out_ = output_.mutable_raw_data();
+  if (options_.in_place) {
+    output_ = input_;
+    out_ = in_place_bytes(input_);
+  } else {
+    output_ = Tensor::empty(input_.shape(), input_.dtype(), input_.device());
+    // Written through this pointer while frames share the result.
+    out_ = output_.mutable_raw_data();
+  }
   input_owner_ = std::make_shared<Tensor>(input_);
   output_owner_ = std::make_shared<Tensor>(output_);
   elem_bytes_ = size_of(input_.dtype());
@@ -68,7 +74,7 @@ void RingAllReduce::send_chunk(int step, int64_t chunk) {
 
 void RingAllReduce::start() {
   if (size_ == 1 || expected_ == 0) {
-    if (count_ > 0)
+    if (count_ > 0 && out_ != in_)
       std::memcpy(out_, in_, static_cast<size_t>(count_) * elem_bytes_);
     done_ = true;
     return;

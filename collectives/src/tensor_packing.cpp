@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include <troupe/core/in_place_bytes.hpp>
+
 namespace troupe::internal {
 
 std::vector<TensorPack> plan_packs(const std::vector<Tensor>& tensors, int64_t bytes_per_pack) {
@@ -48,6 +50,17 @@ void unflatten(const Tensor& flat, const TensorPack& pack, const std::vector<Sha
     const auto n = shapes[i].num_elements();
     out[i] = pack.tensors.size() == 1 ? flat.reshape(shapes[i]) : flat.slice(offset, offset + n).reshape(shapes[i]);
     offset += n;
+  }
+}
+
+void unflatten_into(const Tensor& flat, const TensorPack& pack, const std::vector<Tensor>& targets,
+                    std::vector<Tensor>& out) {
+  const std::byte* in = flat.raw_data();
+  for (auto i : pack.tensors) {
+    const auto& target = targets[i];
+    std::memcpy(in_place_bytes(target), in, target.nbytes());
+    in += target.nbytes();
+    out[i] = target;
   }
 }
 

@@ -1,10 +1,10 @@
 // A LibTorch model trained with troupe. The model (torch::nn), its forward
 // and backward passes and the optimizer are LibTorch's; troupe distributes
 // them: each replica's gradients go to troupe through DLPack without a copy,
-// troupe all-reduces them (MirroredStrategy over the replicas of this
-// process, or MultiWorkerMirroredStrategy across the processes troupe-launch
-// starts), and the result becomes each parameter's gradient, again without a
-// copy, before LibTorch's optimizer steps.
+// and troupe all-reduces them in place (MirroredStrategy over the replicas of
+// this process, or MultiWorkerMirroredStrategy across the processes
+// troupe-launch starts): the result is written into each parameter's own
+// gradient tensor, where LibTorch's optimizer reads it.
 //
 //   libtorch_fashion_mnist --strategy mirrored --replicas 2
 //   troupe-launch --workers 2 -- libtorch_fashion_mnist --strategy multi_worker
@@ -116,18 +116,14 @@ int train_model(const Options& opts, troupe::Strategy& strategy, int first_repli
         for (auto& p : model->parameters())
           gradients[static_cast<std::size_t>(r)].push_back(to_troupe(p.grad()));
       }
-      // troupe all-reduces them: the mean over every replica of every process.
-      std::vector<std::vector<troupe::Tensor>> reduced(static_cast<std::size_t>(opts.replicas));
+      // troupe all-reduces them in place: the mean over every replica of
+      // every process lands in each parameter's own gradient.
       strategy.run([&] {
         const auto r = static_cast<std::size_t>(troupe::get_replica_context().replica_id_in_sync_group() - first_replica);
-        reduced[r] = troupe::get_replica_context().all_reduce(troupe::ReduceOp::MEAN, gradients[r]);
+        troupe::get_replica_context().all_reduce_in_place(troupe::ReduceOp::MEAN, std::move(gradients[r]));
       });
-      for (int r = 0; r < opts.replicas; ++r) {
-        auto params = models[static_cast<std::size_t>(r)]->parameters();
-        for (std::size_t i = 0; i < params.size(); ++i)
-          params[i].mutable_grad() = to_torch(reduced[static_cast<std::size_t>(r)][i]);
-        optimizers[static_cast<std::size_t>(r)].step();
-      }
+      for (auto& optimizer : optimizers)
+        optimizer.step();
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (chief)

@@ -83,6 +83,54 @@ Tensor ReplicaContext::all_reduce(std::string_view op, const Tensor& value) {
   return all_reduce(parse_reduce_op(op), value);
 }
 
+Tensor ReplicaContext::all_reduce_in_place(ReduceOp op, Tensor&& value) {
+  std::vector<Tensor> values;
+  values.push_back(std::move(value));
+  return all_reduce_in_place(op, std::move(values)).front();
+}
+
+std::vector<Tensor> ReplicaContext::all_reduce_in_place(ReduceOp op, std::vector<Tensor>&& values) {
+  // Checked before they are taken: a refused call leaves the caller's handles.
+  std::vector<const std::byte*> addresses;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const auto& t = values[i];
+    const auto which = "all_reduce_in_place: value " + std::to_string(i);
+    if (!t.valid())
+      fail(Errc::invalid_argument, which + " is an empty Tensor");
+    if (!t.on_host())
+      fail(Errc::not_supported, which + " is in the memory of " + t.device().to_string()
+                                  + "; in-place collectives take host memory for now: use all_reduce, whose GPU "
+                                    "result is a tensor of its own");
+    if (t.use_count() != 1)
+      fail(Errc::invalid_argument,
+           which + " shares its bytes with " + std::to_string(t.use_count() - 1)
+             + " other handle(s), which would see the result change; pass the only handle: std::move it in "
+               "(build the vector with push_back(std::move(t)): an initializer list copies), or use all_reduce");
+    if (op == ReduceOp::MEAN && num_replicas_ > 1 && is_integer(t.dtype()))
+      fail(Errc::invalid_argument,
+           which + " is " + std::string(name(t.dtype())) + ": its MEAN is a true division in "
+             + std::string(name(true_division_dtype(t.dtype())))
+             + ", which does not fit its memory; use SUM and divide, or all_reduce");
+    addresses.push_back(t.raw_data());
+  }
+  std::vector<Tensor> mine = std::move(values);
+  values.clear();
+  if (handle_ == nullptr)
+    return mine; // one replica: the result is the value, already in its memory
+  require_own_replica("all_reduce_in_place");
+  internal::CollectiveRequest request;
+  request.kind = CollectiveKind::all_reduce;
+  request.op = op;
+  request.tensors = mine;
+  request.in_place = true;
+  const auto result = handle_->collective(std::move(request)).tensors;
+  for (size_t i = 0; i < mine.size(); ++i)
+    if (result.at(i).raw_data() != addresses[i])
+      fail(Errc::internal, "all_reduce_in_place: the result of value " + std::to_string(i)
+                             + " was written elsewhere, not into its memory (a troupe bug: please report it)");
+  return mine;
+}
+
 Tensor ReplicaContext::all_gather(const Tensor& value, int axis) {
   return all_gather(std::vector<Tensor>{value}, axis).front();
 }

@@ -96,6 +96,29 @@ int collectives(Runtime& rt, int replicas) {
       if (t.to_vector<float>() != expected_sum(n, count))
         wrong("all_reduce SUM of " + std::to_string(count) + " elements");
   }
+  // all_reduce_in_place: the sum lands in each replica's own memory, which
+  // the replica overwrites at once (as a framework's zero_grad would): a
+  // link that still read it would send NaN to the others.
+  for (int64_t count : {int64_t{16}, int64_t{300000}}) {
+    std::vector<std::vector<float>> memory(static_cast<size_t>(n)), seen(static_cast<size_t>(n));
+    std::vector<char> same_address(static_cast<size_t>(n), 0);
+    strategy.run([&](const Tensor& id) {
+      const auto g = static_cast<size_t>(id.item<int32_t>());
+      auto& m = memory[g];
+      m = input(static_cast<int>(g), count).to_vector<float>();
+      const auto out = get_replica_context().all_reduce_in_place(
+        ReduceOp::SUM, Tensor::from_external(m.data(), Shape{count}, DType::float32, {}));
+      same_address[g] = out.raw_data() == reinterpret_cast<const std::byte*>(m.data());
+      seen[g] = m;
+      std::fill(m.begin(), m.end(), std::nanf(""));
+      return id;
+    }, ids);
+    for (const auto& id : strategy.experimental_local_results(ids)) {
+      const auto g = static_cast<size_t>(id.item<int32_t>());
+      if (!same_address[g] || seen[g] != expected_sum(n, count))
+        wrong("all_reduce_in_place SUM of " + std::to_string(count) + " elements");
+    }
+  }
   // MEAN of a mixed list: several packs, integer truncation.
   auto means = strategy.run([n](const Tensor& id) {
     const int g = id.item<int32_t>();

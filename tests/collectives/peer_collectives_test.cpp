@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include <troupe/collectives/algorithm_selector.hpp>
 #include <troupe/collectives/direct_exchange_all_reduce.hpp>
 #include <troupe/collectives/halving_doubling_all_reduce.hpp>
 #include <troupe/collectives/peer_all_gather.hpp>
@@ -33,7 +34,11 @@ struct Frame {
 // Every rank's link; frames wait in per-(from, to) queues until delivered.
 class MemoryNetwork {
 public:
-  explicit MemoryNetwork(int n) : n_(n), links_(static_cast<size_t>(n)) {
+  /// `zero_copy`: frames keep the sender's bytes, read only when delivered,
+  /// as a transport that does not copy (in one process, UCX); else they are
+  /// copied at send, as a socket does.
+  explicit MemoryNetwork(int n, bool zero_copy = false)
+    : n_(n), zero_copy_(zero_copy), links_(static_cast<size_t>(n)) {
     for (int r = 0; r < n; ++r)
       links_[static_cast<size_t>(r)] = std::make_unique<Link>(*this, r);
   }
@@ -67,6 +72,11 @@ private:
       REQUIRE(rank != rank_);
       REQUIRE(rank >= 0);
       REQUIRE(rank < net_.n_);
+      if (net_.zero_copy_) {
+        net_.queues_[{rank_, rank}].push_back({rank_, tag, std::move(bytes)});
+        ++net_.sent_;
+        return;
+      }
       // Copy now, as a socket would: later in-place writes must not leak into it.
       auto copy = std::make_shared<std::vector<std::byte>>(bytes.data, bytes.data + bytes.size);
       net_.queues_[{rank_, rank}].push_back({rank_, tag, FrameBytes{copy, copy->data(), copy->size()}});
@@ -79,6 +89,7 @@ private:
   };
 
   int n_;
+  bool zero_copy_;
   std::vector<std::unique_ptr<Link>> links_;
   std::map<std::pair<int, int>, std::deque<Frame>> queues_;
   size_t sent_ = 0;
@@ -159,6 +170,43 @@ TEST_CASE("ring allreduce sends its first step straight from a shared input and 
   const auto got = ring.buffer().to_vector<float>();
   for (size_t i = 0; i < 500; ++i)
     REQUIRE(got[i] == before[i] + 1.0f);
+}
+
+TEST_CASE("an in-place all-reduce writes the sum into its input's memory while a zero-copy link reads what it sent",
+          "[collectives][peer]") {
+  // Frames are read only when delivered, in a seeded random order: an
+  // algorithm that rewrote bytes a peer has yet to read would sum wrongly.
+  const auto algorithm = GENERATE(AllReduceAlgorithm::ring, AllReduceAlgorithm::halving_doubling,
+                                  AllReduceAlgorithm::direct_exchange);
+  const int n = GENERATE(1, 2, 3, 4, 5);
+  const int64_t count = GENERATE(int64_t{0}, int64_t{3}, int64_t{1000}, int64_t{4099});
+  const auto dtype = GENERATE(DType::float32, DType::int64);
+  const auto seed = GENERATE(1u, 2u, 3u);
+  CAPTURE(name(algorithm), n, count, name(dtype), seed);
+  MemoryNetwork net(n, true);
+  std::vector<std::unique_ptr<PeerCollective>> algs;
+  std::vector<const Tensor*> buffers;
+  std::vector<const std::byte*> addresses;
+  std::vector<PeerCollective*> ranks;
+  for (int r = 0; r < n; ++r) {
+    auto input = rank_input(r, count, dtype);
+    addresses.push_back(input.raw_data());
+    const Tensor* buffer = nullptr;
+    algs.push_back(make_all_reduce({algorithm, "test"}, net.link(r), r, n, std::move(input),
+                                   RingOptions{.chunk_bytes = 256}, true, buffer));
+    buffers.push_back(buffer);
+    ranks.push_back(algs.back().get());
+  }
+  for (auto* a : ranks)
+    a->start();
+  net.run(ranks, seed * 7919 + static_cast<uint64_t>(n));
+  const auto want = expected_sum(n, count);
+  for (int r = 0; r < n; ++r) {
+    CAPTURE(r);
+    REQUIRE(algs[static_cast<size_t>(r)]->done());
+    CHECK(buffers[static_cast<size_t>(r)]->raw_data() == addresses[static_cast<size_t>(r)]);
+    REQUIRE(as_doubles(*buffers[static_cast<size_t>(r)]) == want);
+  }
 }
 
 TEST_CASE("ring reduce-scatter leaves rank r with the sum of segment r only", "[collectives][peer]") {

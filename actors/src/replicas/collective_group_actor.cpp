@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cxxabi.h>
 #include <memory>
 
@@ -14,6 +15,7 @@
 #include <troupe/collectives/wire_payloads.hpp>
 #include <troupe/core/config.hpp>
 #include <troupe/core/hop_trace.hpp>
+#include <troupe/core/in_place_bytes.hpp>
 #include <troupe/core/log.hpp>
 #include <troupe/core/timeline.hpp>
 
@@ -74,6 +76,21 @@ std::optional<std::string> differing_shapes(const auto& pending) {
   return out;
 }
 
+// An all_reduce that some replicas asked in place and others not: which asked what.
+std::optional<std::string> differing_in_place(const auto& pending) {
+  const bool first = pending.contributions.front()->request->in_place;
+  bool same = true;
+  for (const auto& c : pending.contributions)
+    same = same && c->request->in_place == first;
+  if (same)
+    return std::nullopt;
+  std::string out;
+  for (const auto& c : pending.contributions)
+    out += (out.empty() ? "" : ", ") + ("replica " + std::to_string(c->replica) + " called "
+                                        + (c->request->in_place ? "all_reduce_in_place" : "all_reduce"));
+  return out;
+}
+
 // The text of the exception being handled.
 std::string describe_exception() {
   try {
@@ -120,6 +137,11 @@ CollectiveGroupActor::behavior_type CollectiveGroupActor::make_behavior() {
       if (auto i = pending_.find(key); i != pending_.end())
         i->second.algorithm = algorithm;
     });
+    // From a link's thread, possibly after this actor is gone: a weak handle.
+    cross_->on_frames_released([self = caf::actor_cast<caf::actor_addr>(this)](const CollectiveKey& key) {
+      if (auto strong = caf::actor_cast<caf::strong_actor_ptr>(self))
+        caf::anon_send(caf::actor_cast<CollectiveGroupActorHandle>(strong), FramesReleasedMsg{key});
+    });
     cross_->on_agreed_failed([this](const CollectiveKey& key, const std::string& why) {
       // Another worker's NCCL group of it failed: this worker's ranks of its
       // communicator would wait for that one's.
@@ -147,6 +169,10 @@ CollectiveGroupActor::behavior_type CollectiveGroupActor::make_behavior() {
     [this](ReplicaFinishedMsg& msg) { on_finished(msg); },
     [this](const PartDoneMsg& msg) { on_part_done(msg); },
     [this](const DeadlineTickMsg&) { on_tick(); },
+    [this](const FramesReleasedMsg& msg) {
+      if (cross_)
+        cross_->frames_released(msg.key);
+    },
     [this](const NcclCommunicatorFailedMsg& msg) {
       if (gpu_)
         gpu_->failed(msg.name, msg.why);
@@ -295,8 +321,9 @@ void CollectiveGroupActor::finish_local(const CollectiveKey& key, Pending& pendi
   const auto kind = first.kind;
   const auto op = first.op;
   const auto axis = first.axis;
+  const bool in_place = first.in_place;
   // May complete (or fail) at once, which erases `pending`.
-  cross_->start(key, kind, op, axis, std::move(tensors));
+  cross_->start(key, kind, op, axis, std::move(tensors), in_place);
   if (!timer_armed_ && pending_.count(key))
     arm_timer();
 }
@@ -313,6 +340,11 @@ void CollectiveGroupActor::complete(const CollectiveKey& key, Pending& pending) 
     return;
   }
   const auto& first = *pending.contributions.front()->request;
+  if (auto differing = differing_in_place(pending)) {
+    fail(key, pending, Errc::key_mismatch,
+         describe(key) + " failed: " + *differing + "; every replica must call the same one");
+    return;
+  }
   try {
     switch (first.kind) {
       case CollectiveKind::all_reduce:
@@ -387,6 +419,11 @@ void CollectiveGroupActor::reduce(const CollectiveKey& key, Pending& pending) {
   const auto n = inputs.size();
   // Across workers the local part sums, and the mean divides by every worker's replicas at the end.
   const auto op = cross_ ? ReduceOp::SUM : pending.contributions.front()->request->op;
+  // In place (host tensors, ReplicaContext checks): reduced into the first
+  // replica's memory, copied into the others' when it is done (deliver).
+  const bool in_place = pending.contributions.front()->request->in_place;
+  if (in_place)
+    pending.in_place_targets = inputs;
   if (GpuCollectives::wanted(inputs)) {
     if (gpu_collectives().uses_nccl()) {
       gpu_collective(key, pending);
@@ -407,7 +444,7 @@ void CollectiveGroupActor::reduce(const CollectiveKey& key, Pending& pending) {
     return;
   }
   const bool split = n > 1 && bytes > setup_.split_bytes;
-  auto plan = std::make_shared<LocalAllReduce>(op, std::move(inputs), split ? n : 1, min_part_bytes);
+  auto plan = std::make_shared<LocalAllReduce>(op, std::move(inputs), split ? n : 1, min_part_bytes, in_place);
   if (plan->num_parts() == 1) {
     plan->run_part(0);
     auto outputs = plan->outputs();
@@ -449,6 +486,13 @@ void CollectiveGroupActor::deliver(const CollectiveKey& key, Pending& pending,
                            "(t.to(\"CPU:0\"))");
       return;
     }
+  // In place: the other replicas' memory gets the result before any
+  // replica resumes (the first one's framework may then write into its own).
+  const auto& targets = pending.in_place_targets;
+  for (size_t i = 1; i < targets.size(); ++i)
+    for (size_t t = 0; t < tensors.size(); ++t)
+      if (targets[i][t].raw_data() != tensors[t].raw_data())
+        std::memcpy(in_place_bytes(targets[i][t]), tensors[t].raw_data(), tensors[t].nbytes());
   trace_hop(Hop::group_deliver, key.run);
   recorder_.end(key, now_ns(), std::nullopt);
   trace_collective(key, pending, "ok");
@@ -457,8 +501,10 @@ void CollectiveGroupActor::deliver(const CollectiveKey& key, Pending& pending,
     result->tensors.reserve(tensors.size());
     // Host results stay in host memory for a replica on a GPU (its ops copy
     // them over when they need to); other host devices share the buffer.
-    for (const auto& t : tensors)
+    for (size_t j = 0; j < tensors.size(); ++j) {
+      const auto& t = i > 0 && !targets.empty() ? targets[i][j] : tensors[j];
       result->tensors.push_back(setup_.devices[i].is_gpu() || !t.on_host() ? t : t.on_device(setup_.devices[i]));
+    }
     result->merge_result = merge_result;
     send(pending.senders[i], CollectiveDoneMsg{key, std::move(result), Errc::internal, {}, nullptr});
   }

@@ -40,10 +40,13 @@ struct AllReduceLimits {
 
 /// An all-reduce of the chosen algorithm over `flat`, which it owns from now
 /// on; `reduced` points at its buffer, which holds the sum once it is done.
+/// With `in_place` that buffer is `flat`'s own memory (an in-place
+/// collective, whose caller handed troupe the only handle), whichever
+/// algorithm it is.
 /// Logs each algorithm the first time this process picks it, with the
 /// pack's size and why (TROUPE_LOG=info, component "coll").
 [[nodiscard]] std::unique_ptr<PeerCollective> make_all_reduce(const AllReduceChoice& choice, PeerLink& link, int rank,
                                                               int size, Tensor flat, const RingOptions& ring,
-                                                              const Tensor*& reduced);
+                                                              bool in_place, const Tensor*& reduced);
 
 } // namespace troupe::internal

@@ -57,7 +57,9 @@ struct CrossWorkerSetup {
 ///      frames from a worker are consumed only after its announce matched
 ///      (they wait until then: frames of one sender arrive in order).
 ///   3. When every pack's algorithm is done, `done` gets the result (MEAN
-///      divided by the number of replicas across all workers).
+///      divided by the number of replicas across all workers). An in-place
+///      all_reduce waits until the links dropped the frames it sent out of
+///      its caller's memory first (FramesInFlight).
 /// Failures never hang: a worker that fails a key (locally, a mismatch, a
 /// timeout) sends an abort frame to every other worker, which fail it with
 /// that reason; a worker whose replicas returned from a run sends run_done
@@ -79,8 +81,12 @@ public:
 
   /// Step 1 for all_reduce (`op`), all_gather (`axis`) or broadcast (from
   /// rank 0): `local` is this worker's result over its replicas (all_reduce:
-  /// their SUM; broadcast: its first replica's tensors).
-  void start(const CollectiveKey& key, CollectiveKind kind, ReduceOp op, int axis, std::vector<Tensor> local);
+  /// their SUM; broadcast: its first replica's tensors). `in_place` (an
+  /// all_reduce whose caller handed troupe the only handles of `local`):
+  /// the result is written into `local`'s own memory, and the tensors done()
+  /// hands back are handles of it.
+  void start(const CollectiveKey& key, CollectiveKind kind, ReduceOp op, int axis, std::vector<Tensor> local,
+             bool in_place = false);
 
   /// Called once every worker announced `key` with a matching fingerprint,
   /// after agree(): every worker's details and fingerprint, by rank.
@@ -96,6 +102,13 @@ public:
   /// "broadcast", "all-gather"), for the flight recorder and the timeline.
   using AlgorithmChosen = std::function<void(const CollectiveKey& key, const char* algorithm)>;
   void on_algorithm(AlgorithmChosen chosen) { algorithm_chosen_ = std::move(chosen); }
+  /// Called, from any thread, when the links dropped the last frame an
+  /// in-place all_reduce of `key` sent out of its caller's memory, if it
+  /// was done and waiting for that; the owner then calls frames_released(key).
+  using FramesReleased = std::function<void(const CollectiveKey& key)>;
+  void on_frames_released(FramesReleased released) { frames_released_ = std::move(released); }
+  /// The links dropped `key`'s frames (see on_frames_released): finish it.
+  void frames_released(const CollectiveKey& key);
 
   /// Steps 1 and 2 only, for collectives that NCCL runs once the workers
   /// agree on them: announces `key` with the fingerprint of `local` (this
@@ -137,7 +150,7 @@ private:
   class PackLink;
 
   void begin(const CollectiveKey& key, CollectiveKind kind, ReduceOp op, int axis, std::vector<Tensor> local,
-             std::optional<std::string> communicator);
+             std::optional<std::string> communicator, bool in_place);
   /// Every announce is in: start the algorithms, or end an agreement.
   void all_announced(const CollectiveKey& key, Key& state);
   void check_announce(const CollectiveKey& key, Key& state, int from);
@@ -161,6 +174,7 @@ private:
   Agreed agreed_;
   AgreedFailed agreed_failed_;
   AlgorithmChosen algorithm_chosen_;
+  FramesReleased frames_released_;
   std::map<CollectiveKey, std::unique_ptr<Key>> keys_;
   /// Per rank: its latest finished run; and the keys that failed here, for
   /// frames and starts that come late.

@@ -19,10 +19,14 @@ namespace troupe::internal {
 ///
 /// Every rank adds the same inputs in the same order (rank 0 first), so all
 /// ranks hold the same bits. The result is a separate buffer: the link may
-/// still read the bytes this rank sent.
+/// still read the bytes this rank sent, and no frame this rank receives says
+/// that the others read them. `in_place` (an in-place collective, whose
+/// caller handed troupe the only handle of `buffer`) writes the sum into the
+/// buffer's own memory instead, and sends a snapshot of it: one copy of a
+/// pack small enough for this algorithm, where the other two need none.
 class DirectExchangeAllReduce final : public PeerCollective {
 public:
-  DirectExchangeAllReduce(PeerLink& link, int rank, int size, Tensor buffer);
+  DirectExchangeAllReduce(PeerLink& link, int rank, int size, Tensor buffer, bool in_place = false);
 
   [[nodiscard]] const char* name() const noexcept override { return "direct-exchange"; }
   void start() override;
@@ -39,8 +43,10 @@ private:
   int rank_;
   int size_;
   Tensor input_;
-  std::shared_ptr<const void> owner_;
+  std::shared_ptr<const void> owner_; ///< what the frames this rank sent read from
+  const std::byte* sent_ = nullptr;
   Tensor result_;
+  std::byte* out_ = nullptr; ///< result_'s bytes
   std::vector<FrameBytes> received_; ///< per rank; this rank's own is input_
   std::vector<bool> arrived_;
   int missing_ = 0;

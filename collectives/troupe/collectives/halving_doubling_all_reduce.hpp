@@ -28,7 +28,10 @@ namespace troupe::internal {
 /// rank sent are rewritten only with values that depend on them.
 class HalvingDoublingAllReduce final : public PeerCollective {
 public:
-  HalvingDoublingAllReduce(PeerLink& link, int rank, int size, Tensor buffer);
+  /// Reduces `buffer` in place: in its own memory when this algorithm holds
+  /// the only handle, or with `in_place` (an in-place collective, whose caller
+  /// handed troupe the only handle); else in a copy-on-write copy.
+  HalvingDoublingAllReduce(PeerLink& link, int rank, int size, Tensor buffer, bool in_place = false);
 
   [[nodiscard]] const char* name() const noexcept override { return "halving-doubling"; }
   void start() override;

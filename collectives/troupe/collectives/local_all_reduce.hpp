@@ -26,9 +26,11 @@ class LocalAllReduce {
 public:
   /// Plans the reduction of `inputs[participant][tensor]` into fresh outputs,
   /// split into at most `max_parts` parts of at least `min_part_bytes` each.
-  /// Inputs must already have matching fingerprints.
+  /// Inputs must already have matching fingerprints. `into_first`: the
+  /// outputs are the first participant's tensors, written in their own memory
+  /// (an in-place collective, whose callers handed troupe the only handles).
   LocalAllReduce(ReduceOp op, std::vector<std::vector<Tensor>> inputs, size_t max_parts,
-                 size_t min_part_bytes);
+                 size_t min_part_bytes, bool into_first = false);
 
   /// Number of parts the work was cut into (>= 1).
   [[nodiscard]] size_t num_parts() const noexcept { return parts_.size(); }

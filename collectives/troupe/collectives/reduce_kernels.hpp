@@ -20,4 +20,10 @@ namespace troupe::internal {
 void reduce_elements(DType dtype, ReduceOp op, const std::byte* const* inputs, int num_inputs,
                      std::byte* out, int64_t begin, int64_t end, bool streaming_stores);
 
+/// data[i] /= divisor for `count` elements of a floating dtype, in place:
+/// the bits `data / divisor` (ops' divide) gives, computed in the same
+/// precision (float32 for the 16-bit floats). The MEAN of an in-place
+/// all_reduce across workers. Error(internal) for another dtype.
+void divide_elements(DType dtype, std::byte* data, int64_t count, double divisor);
+
 } // namespace troupe::internal

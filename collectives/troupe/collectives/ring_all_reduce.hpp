@@ -17,6 +17,10 @@ struct RingOptions {
   std::size_t chunk_bytes = std::size_t{1} << 20;
   /// Stop after the reduce-scatter half: rank r then holds the sum of segment r only.
   bool reduce_scatter_only = false;
+  /// Write the result into the input's own memory (an in-place collective,
+  /// whose caller handed troupe the only handle of it) instead of a buffer
+  /// of the ring's own.
+  bool in_place = false;
 };
 
 /// Bandwidth-optimal all-reduce (SUM) between n ranks on a ring, chunked and
@@ -41,11 +45,13 @@ struct RingOptions {
 /// link may still read bytes it was given: a region is rewritten only by the
 /// all-gather, with the final values that the left neighbour could compute
 /// only after this rank's own frame for that region went round the ring, so
-/// the link has read it by then.
+/// the link has read it by then. The reduce-scatter writes each region once,
+/// never one this rank sent before. Hence `in_place`: the result buffer may be
+/// the input itself.
 class RingAllReduce final : public PeerCollective {
 public:
-  /// Reduces `input` (rank 1, held by this algorithm from now on; never
-  /// written) into a result buffer of its own.
+  /// Reduces `input` (rank 1, held by this algorithm from now on) into a
+  /// result buffer of its own, or into the input's memory with `in_place`.
   RingAllReduce(PeerLink& link, int rank, int size, Tensor input, RingOptions options);
 
   [[nodiscard]] const char* name() const noexcept override {

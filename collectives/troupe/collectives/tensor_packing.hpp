@@ -32,6 +32,12 @@ struct TensorPack {
 void unflatten(const Tensor& flat, const TensorPack& pack, const std::vector<Shape>& shapes,
                std::vector<Tensor>& out);
 
+/// The pack's tensors copied out of `flat` into the memory of `targets` (an
+/// in-place collective's fused pack, whose caller handed troupe the only
+/// handles of `targets`); `out` gets those handles.
+void unflatten_into(const Tensor& flat, const TensorPack& pack, const std::vector<Tensor>& targets,
+                    std::vector<Tensor>& out);
+
 /// Bytes of a block of tensors with the dtypes and shapes of `fp`.
 [[nodiscard]] std::size_t block_bytes(const CollectiveFingerprint& fp);
 

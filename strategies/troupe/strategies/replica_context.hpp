@@ -62,6 +62,27 @@ public:
   /// TensorFlow's string spelling: all_reduce("sum", x).
   [[nodiscard]] Tensor all_reduce(std::string_view op, const Tensor& value);
 
+  /// all_reduce whose result is written into the memory of `values`: when it
+  /// returns, every replica's tensors hold the result at the addresses they
+  /// had, e.g. a framework's own gradient tensors taken with
+  /// Tensor::from_dlpack or Tensor::from_external. Returns handles of that
+  /// memory (which a caller that keeps its framework's tensors may drop).
+  ///
+  /// Each tensor must be the only handle of its bytes: move it in (build the
+  /// vector with push_back(std::move(t)); an initializer list copies). The
+  /// result is reduced in the first replica's memory and copied into the
+  /// others' (one process), and across workers a tensor alone in its pack
+  /// (CommunicationOptions::bytes_per_pack) is reduced in its own memory;
+  /// packs of several tensors go through one buffer and back (docs/api.md).
+  /// Error(invalid_argument) for a shared handle and for a MEAN of integers
+  /// over several replicas (its float result does not fit their memory),
+  /// Error(not_supported) for GPU memory, Error(key_mismatch) when another
+  /// replica called all_reduce instead. A refused call leaves `values` as
+  /// they were; when the collective itself fails, the memory holds an
+  /// unspecified partial result and `values` is left empty.
+  std::vector<Tensor> all_reduce_in_place(ReduceOp op, std::vector<Tensor>&& values);
+  Tensor all_reduce_in_place(ReduceOp op, Tensor&& value);
+
   /// Concatenates every replica's `value` along `axis`, in replica order.
   /// Shapes may differ only along `axis`.
   [[nodiscard]] Tensor all_gather(const Tensor& value, int axis);

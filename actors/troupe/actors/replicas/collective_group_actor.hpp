@@ -88,6 +88,9 @@ private:
     const char* algorithm = nullptr;
     /// Across workers through NCCL: the replicas' inputs, until the workers agreed.
     std::vector<std::vector<Tensor>> gpu_inputs;
+    /// An in-place all_reduce: each replica's tensors, whose memory gets the
+    /// result (the first replica's is where it is reduced).
+    std::vector<std::vector<Tensor>> in_place_targets;
   };
 
   /// The timeline's span of `key` on every replica's track, ended now.

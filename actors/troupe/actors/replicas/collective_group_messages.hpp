@@ -50,6 +50,13 @@ struct ReplicaFinishedMsg {
 /// Group -> itself: check deadlines and stall warnings.
 struct DeadlineTickMsg {};
 
+/// Whichever thread dropped them -> group: the links no longer hold the
+/// frames in-place collective `key` sent out of its caller's memory
+/// (CrossWorkerCollectives::on_frames_released).
+struct FramesReleasedMsg {
+  CollectiveKey key;
+};
+
 /// A replica's fiber or device actor -> group: its NCCL group of collective
 /// `key` on communicator `name` failed with `why`; the other local ranks are
 /// aborted, the other workers told, the next collective makes another
@@ -83,6 +90,11 @@ typename Inspector::result_type inspect(Inspector& f, DeadlineTickMsg&) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, FramesReleasedMsg& x) {
+  return f(caf::meta::type_name("troupe::FramesReleasedMsg"), x.key);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, NcclCommunicatorFailedMsg& x) {
   return f(caf::meta::type_name("troupe::NcclCommunicatorFailedMsg"), x.key, x.name, x.why);
 }
@@ -93,6 +105,6 @@ typename Inspector::result_type inspect(Inspector& f, NcclCommunicatorFailedMsg&
 using CollectiveGroupActorHandle = caf::typed_actor<
   caf::reacts_to<LinkFrameMsg>, caf::reacts_to<PeerLostMsg>, caf::reacts_to<ContributionMsg>,
   caf::reacts_to<ReplicaFinishedMsg>, caf::reacts_to<PartDoneMsg>, caf::reacts_to<DeadlineTickMsg>,
-  caf::reacts_to<NcclCommunicatorFailedMsg>>;
+  caf::reacts_to<NcclCommunicatorFailedMsg>, caf::reacts_to<FramesReleasedMsg>>;
 
 } // namespace troupe::internal

@@ -28,6 +28,9 @@ struct CollectiveRequest {
   /// all_gather only: every replica must send the same shapes (TPUStrategy),
   /// not just shapes that differ only along the axis.
   bool identical_shapes = false;
+  /// all_reduce only: write the result into `tensors`' own memory
+  /// (ReplicaContext::all_reduce_in_place); every replica must ask the same.
+  bool in_place = false;
   MergeValue merge_args;   ///< merge_call only
   MergeFunction merge_fn;  ///< merge_call only
   /// merge_call only: the type of (arguments, result), which every replica must share.
