@@ -254,8 +254,9 @@ void CrossWorkerCollectives::start_algorithms(const CollectiveKey& key, Key& sta
                             {setup_.direct_exchange_max_bytes, setup_.halving_doubling_max_bytes});
         // In place, a tensor alone in its pack is reduced in the caller's
         // memory; a fused pack's buffer is troupe's, copied back at the end.
+        // The direct exchange sends a snapshot: nothing of the caller's to wait for.
         const bool in_place = state.in_place && pack.tensors.tensors.size() == 1;
-        if (in_place)
+        if (in_place && choice.algorithm != AllReduceAlgorithm::direct_exchange)
           pack.in_flight = std::make_shared<FramesInFlight>([released = frames_released_, key] {
             if (released)
               released(key);
@@ -549,8 +550,13 @@ std::string CrossWorkerCollectives::waiting_for(const CollectiveKey& key) const 
     if (!state.announced[static_cast<size_t>(r)])
       out += (out.empty() ? "" : ", ") + std::string("task ") + task_name(r) + " has not issued it";
   }
+  bool algorithms_done = state.algorithms_started;
+  for (const auto& pack : state.packs)
+    algorithms_done = algorithms_done && pack.algorithm->done();
   if (out.empty())
-    out = "every task issued it; its data is still in flight between the workers";
+    out = algorithms_done ? "every task's data arrived; this worker's transport still holds frames it sent out of "
+                            "the caller's memory (all_reduce_in_place)"
+                          : "every task issued it; its data is still in flight between the workers";
   return out;
 }
 

@@ -113,11 +113,11 @@ std::vector<Tensor> ReplicaContext::all_reduce_in_place(ReduceOp op, std::vector
              + ", which does not fit its memory; use SUM and divide, or all_reduce");
     addresses.push_back(t.raw_data());
   }
+  if (handle_ == nullptr)
+    return std::move(values); // one replica: the result is the value, already in its memory
+  require_own_replica("all_reduce_in_place");
   std::vector<Tensor> mine = std::move(values);
   values.clear();
-  if (handle_ == nullptr)
-    return mine; // one replica: the result is the value, already in its memory
-  require_own_replica("all_reduce_in_place");
   internal::CollectiveRequest request;
   request.kind = CollectiveKind::all_reduce;
   request.op = op;

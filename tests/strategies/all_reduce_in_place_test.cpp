@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -105,6 +107,42 @@ TEST_CASE("all_reduce_in_place writes the result into every replica's own memory
     CHECK(seen[static_cast<size_t>(r)].same_addresses);
     for (size_t k = 0; k < counts.size(); ++k)
       REQUIRE(seen[static_cast<size_t>(r)].values[k] == expected(n, static_cast<int>(k), counts[k], op));
+  }
+}
+
+TEST_CASE("the handles all_reduce_in_place returns go straight back into it, as the only ones",
+          "[strategies][all_reduce]") {
+  // The group and the replicas' reduction parts must drop their handles
+  // before any replica resumes; one left would make the next call a
+  // "shares its bytes" error, in some runs (threads race).
+  const auto [n, count, calls] = GENERATE(std::tuple{2, int64_t{4}, 1500}, std::tuple{3, int64_t{4}, 1500},
+                                          std::tuple{4, int64_t{300'001}, 200});
+  CAPTURE(n, count);
+  Runtime rt({.logical_cpu_devices = n});
+  MirroredStrategy strategy(rt, cpu_devices(n));
+  auto memory = make_memory(n, {count});
+  std::vector<std::string> failures(static_cast<size_t>(n));
+  auto ids = strategy.experimental_distribute_values_from_function(
+    [](const ValueContext& vc) { return Tensor(static_cast<int32_t>(vc.replica_id_in_sync_group)); });
+  strategy.run(
+    [&, calls = calls, count = count](const Tensor& id) {
+      const auto r = static_cast<size_t>(id.item<int32_t>());
+      auto& m = memory[r][0];
+      auto t = Tensor::from_external(m.data(), Shape{count}, DType::float32, {});
+      try {
+        for (int call = 0; call < calls; ++call)
+          t = get_replica_context().all_reduce_in_place(ReduceOp::MEAN, std::move(t));
+      } catch (const Error& e) {
+        failures[r] = e.what();
+        throw;
+      }
+      return id;
+    },
+    ids);
+  for (int r = 0; r < n; ++r) {
+    CAPTURE(r, failures[static_cast<size_t>(r)]);
+    // The mean of equal values stays where the first call put it.
+    REQUIRE(memory[static_cast<size_t>(r)][0] == expected(n, 0, count, ReduceOp::MEAN));
   }
 }
 

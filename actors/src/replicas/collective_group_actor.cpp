@@ -496,8 +496,9 @@ void CollectiveGroupActor::deliver(const CollectiveKey& key, Pending& pending,
   trace_hop(Hop::group_deliver, key.run);
   recorder_.end(key, now_ns(), std::nullopt);
   trace_collective(key, pending, "ok");
+  std::vector<std::shared_ptr<CollectiveResult>> results;
   for (size_t i = 0; i < pending.senders.size(); ++i) {
-    auto result = std::make_shared<CollectiveResult>();
+    auto& result = results.emplace_back(std::make_shared<CollectiveResult>());
     result->tensors.reserve(tensors.size());
     // Host results stay in host memory for a replica on a GPU (its ops copy
     // them over when they need to); other host devices share the buffer.
@@ -506,9 +507,14 @@ void CollectiveGroupActor::deliver(const CollectiveKey& key, Pending& pending,
       result->tensors.push_back(setup_.devices[i].is_gpu() || !t.on_host() ? t : t.on_device(setup_.devices[i]));
     }
     result->merge_result = merge_result;
-    send(pending.senders[i], CollectiveDoneMsg{key, std::move(result), Errc::internal, {}, nullptr});
   }
+  // This group's handles go before any replica resumes: an in-place caller
+  // may hand the ones it gets straight back, as the only handles.
+  auto senders = std::move(pending.senders);
+  tensors.clear();
   pending_.erase(key);
+  for (size_t i = 0; i < senders.size(); ++i)
+    send(senders[i], CollectiveDoneMsg{key, std::move(results[i]), Errc::internal, {}, nullptr});
 }
 
 void CollectiveGroupActor::fail(const CollectiveKey& key, Pending& pending, Errc code,

@@ -72,6 +72,9 @@ ReplicaActor::behavior_type ReplicaActor::make_behavior() {
       } catch (...) {
         failure = "a non-standard exception";
       }
+      // The plan holds every replica's inputs: once the group has all parts,
+      // an in-place caller may hand them back as the only handles.
+      msg.plan.reset();
       send(setup_.group, PartDoneMsg{msg.key, msg.part, std::move(failure)});
     },
   };

@@ -20,8 +20,8 @@ namespace troupe::internal {
 /// copy, on whichever thread that is.
 class FramesInFlight : public std::enable_shared_from_this<FramesInFlight> {
 public:
-  /// `released` runs, on the thread that dropped the last frame, once after
-  /// each settled() that returned false.
+  /// `released` runs, on the thread that dropped the last frame, once for
+  /// each wait: after one or more settled() that returned false.
   explicit FramesInFlight(std::function<void()> released) : released_(std::move(released)) {}
 
   /// `bytes`, counted until every copy of the returned frame is dropped.

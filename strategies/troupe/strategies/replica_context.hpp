@@ -74,12 +74,14 @@ public:
   /// others' (one process), and across workers a tensor alone in its pack
   /// (CommunicationOptions::bytes_per_pack) is reduced in its own memory;
   /// packs of several tensors go through one buffer and back (docs/api.md).
-  /// Error(invalid_argument) for a shared handle and for a MEAN of integers
-  /// over several replicas (its float result does not fit their memory),
-  /// Error(not_supported) for GPU memory, Error(key_mismatch) when another
-  /// replica called all_reduce instead. A refused call leaves `values` as
-  /// they were; when the collective itself fails, the memory holds an
-  /// unspecified partial result and `values` is left empty.
+  /// Refused, leaving `values` as they were: Error(invalid_argument) for a
+  /// shared handle and for a MEAN of integers over several replicas (its
+  /// float result does not fit their memory), Error(not_supported) for GPU
+  /// memory. It fails as a collective (`values` then empty, the memory an
+  /// unspecified partial result) as all_reduce does, and with
+  /// Error(key_mismatch) when another replica of this worker called
+  /// all_reduce instead. On success it returns once no transport holds a
+  /// frame sent out of this memory; docs/api.md says what a failure leaves.
   std::vector<Tensor> all_reduce_in_place(ReduceOp op, std::vector<Tensor>&& values);
   Tensor all_reduce_in_place(ReduceOp op, Tensor&& value);
 
