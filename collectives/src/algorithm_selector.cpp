@@ -39,7 +39,7 @@ AllReduceChoice choose_all_reduce(CommunicationImplementation implementation, st
 }
 
 std::unique_ptr<PeerCollective> make_all_reduce(const AllReduceChoice& choice, PeerLink& link, int rank, int size,
-                                                Tensor flat, const RingOptions& ring, bool in_place,
+                                                Tensor flat, const RingOptions& ring, PackMemory memory,
                                                 const Tensor*& reduced) {
   // Once per algorithm and process: a line per collective would flood a
   // training loop's log.
@@ -51,20 +51,21 @@ std::unique_ptr<PeerCollective> make_all_reduce(const AllReduceChoice& choice, P
   switch (choice.algorithm) {
     case AllReduceAlgorithm::ring: {
       RingOptions options = ring;
-      options.in_place = in_place;
+      options.in_place = memory.in_place;
       auto algorithm = std::make_unique<RingAllReduce>(link, rank, size, std::move(flat), options);
       reduced = &algorithm->buffer();
       return algorithm;
     }
     case AllReduceAlgorithm::halving_doubling: {
-      auto algorithm = std::make_unique<HalvingDoublingAllReduce>(link, rank, size, std::move(flat), in_place);
+      auto algorithm = std::make_unique<HalvingDoublingAllReduce>(link, rank, size, std::move(flat), memory.in_place);
       reduced = &algorithm->buffer();
       return algorithm;
     }
     case AllReduceAlgorithm::direct_exchange:
       break;
   }
-  auto algorithm = std::make_unique<DirectExchangeAllReduce>(link, rank, size, std::move(flat), in_place);
+  auto algorithm = std::make_unique<DirectExchangeAllReduce>(link, rank, size, std::move(flat),
+                                                             memory.callers || memory.in_place, memory.in_place);
   reduced = &algorithm->buffer();
   return algorithm;
 }

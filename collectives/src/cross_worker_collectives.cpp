@@ -263,8 +263,9 @@ void CrossWorkerCollectives::start_algorithms(const CollectiveKey& key, Key& sta
           });
         pack.link = std::make_unique<PackLink>(*this, key, static_cast<uint32_t>(state.packs.size() - 1),
                                                pack.in_flight);
-        pack.algorithm = make_all_reduce(choice, *pack.link, rank(), size(), std::move(flat), setup_.ring,
-                                         in_place, pack.reduced);
+        const PackMemory memory{.callers = pack.tensors.tensors.size() == 1, .in_place = in_place};
+        pack.algorithm = make_all_reduce(choice, *pack.link, rank(), size(), std::move(flat), setup_.ring, memory,
+                                         pack.reduced);
         if (state.packs.size() == 1 && algorithm_chosen_)
           algorithm_chosen_(key, name(choice.algorithm));
       }

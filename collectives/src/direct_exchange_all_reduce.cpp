@@ -8,18 +8,21 @@
 
 namespace troupe::internal {
 
-DirectExchangeAllReduce::DirectExchangeAllReduce(PeerLink& link, int rank, int size, Tensor buffer,
+DirectExchangeAllReduce::DirectExchangeAllReduce(PeerLink& link, int rank, int size, Tensor buffer, bool snapshot,
                                                  bool in_place)
   : link_(link), rank_(rank), size_(size), input_(std::move(buffer)) {
-  if (in_place) {
-    auto snapshot = std::make_shared<std::vector<std::byte>>(input_.raw_data(), input_.raw_data() + input_.nbytes());
-    sent_ = snapshot->data();
-    owner_ = std::move(snapshot);
-    result_ = input_;
-    out_ = in_place_bytes(result_);
+  if (snapshot || in_place) {
+    auto copy = std::make_shared<std::vector<std::byte>>(input_.raw_data(), input_.raw_data() + input_.nbytes());
+    sent_ = copy->data();
+    owner_ = std::move(copy);
   } else {
     sent_ = input_.raw_data();
     owner_ = std::make_shared<Tensor>(input_);
+  }
+  if (in_place) {
+    result_ = input_;
+    out_ = in_place_bytes(result_);
+  } else {
     result_ = Tensor::empty(input_.shape(), input_.dtype(), input_.device());
     out_ = result_.mutable_raw_data();
   }

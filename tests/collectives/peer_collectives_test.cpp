@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -48,7 +50,7 @@ public:
 
   // Delivers every frame, picking the next (from, to) pair at random; returns
   // when no frame is left.
-  void run(std::vector<PeerCollective*>& ranks, uint64_t seed) {
+  void run(std::vector<PeerCollective*>& ranks, uint64_t seed, const std::function<void()>& after_each = {}) {
     std::mt19937_64 rng(seed);
     for (;;) {
       std::vector<std::pair<int, int>> ready;
@@ -61,6 +63,8 @@ public:
       auto frame = queues_[{from, to}].front();
       queues_[{from, to}].pop_front();
       ranks[static_cast<size_t>(to)]->on_frame(frame.from, frame.tag, frame.bytes);
+      if (after_each)
+        after_each();
     }
   }
 
@@ -193,7 +197,8 @@ TEST_CASE("an in-place all-reduce writes the sum into its input's memory while a
     addresses.push_back(input.raw_data());
     const Tensor* buffer = nullptr;
     algs.push_back(make_all_reduce({algorithm, "test"}, net.link(r), r, n, std::move(input),
-                                   RingOptions{.chunk_bytes = 256}, true, buffer));
+                                   RingOptions{.chunk_bytes = 256}, PackMemory{.callers = true, .in_place = true},
+                                   buffer));
     buffers.push_back(buffer);
     ranks.push_back(algs.back().get());
   }
@@ -206,6 +211,51 @@ TEST_CASE("an in-place all-reduce writes the sum into its input's memory while a
     REQUIRE(algs[static_cast<size_t>(r)]->done());
     CHECK(buffers[static_cast<size_t>(r)]->raw_data() == addresses[static_cast<size_t>(r)]);
     REQUIRE(as_doubles(*buffers[static_cast<size_t>(r)]) == want);
+  }
+}
+
+TEST_CASE("an all-reduce of a caller's memory sums what it held, though the caller writes it once its rank is done",
+          "[collectives][peer]") {
+  // The frames are read when delivered (zero-copy), and each rank's caller
+  // overwrites its memory as soon as that rank is done, as a framework
+  // writing the next step's gradients would.
+  const auto algorithm = GENERATE(AllReduceAlgorithm::ring, AllReduceAlgorithm::halving_doubling,
+                                  AllReduceAlgorithm::direct_exchange);
+  const int n = GENERATE(2, 3, 5);
+  const int64_t count = GENERATE(int64_t{3}, int64_t{1000});
+  const auto seed = GENERATE(1u, 2u, 3u, 4u);
+  CAPTURE(name(algorithm), n, count, seed);
+  MemoryNetwork net(n, true);
+  std::vector<std::vector<float>> memory(static_cast<size_t>(n));
+  std::vector<std::unique_ptr<PeerCollective>> algs;
+  std::vector<const Tensor*> buffers;
+  std::vector<PeerCollective*> ranks;
+  for (int r = 0; r < n; ++r) {
+    memory[static_cast<size_t>(r)] = rank_input(r, count, DType::float32).to_vector<float>();
+    // The caller keeps its own handle, as all_reduce's caller does.
+    auto input = Tensor::from_external(memory[static_cast<size_t>(r)].data(), Shape{count}, DType::float32, {});
+    const Tensor* buffer = nullptr;
+    algs.push_back(make_all_reduce({algorithm, "test"}, net.link(r), r, n, input, RingOptions{.chunk_bytes = 256},
+                                   PackMemory{.callers = true}, buffer));
+    buffers.push_back(buffer);
+    ranks.push_back(algs.back().get());
+  }
+  std::vector<std::vector<double>> results(static_cast<size_t>(n));
+  auto overwrite_when_done = [&] {
+    for (int r = 0; r < n; ++r)
+      if (algs[static_cast<size_t>(r)]->done() && results[static_cast<size_t>(r)].empty()) {
+        results[static_cast<size_t>(r)] = as_doubles(*buffers[static_cast<size_t>(r)]);
+        std::fill(memory[static_cast<size_t>(r)].begin(), memory[static_cast<size_t>(r)].end(), std::nanf(""));
+      }
+  };
+  for (auto* a : ranks)
+    a->start();
+  overwrite_when_done();
+  net.run(ranks, seed * 31 + static_cast<uint64_t>(n), overwrite_when_done);
+  const auto want = expected_sum(n, count);
+  for (int r = 0; r < n; ++r) {
+    CAPTURE(r);
+    REQUIRE(results[static_cast<size_t>(r)] == want);
   }
 }
 

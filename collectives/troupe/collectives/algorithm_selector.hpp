@@ -38,15 +38,27 @@ struct AllReduceLimits {
 [[nodiscard]] AllReduceChoice choose_all_reduce(CommunicationImplementation implementation, std::size_t bytes,
                                                 int ranks, const AllReduceLimits& limits);
 
+/// Whose memory one pack's all-reduce works on.
+struct PackMemory {
+  /// The pack is a caller's tensor (alone in its pack), not a buffer troupe
+  /// made: memory a framework may write again once the collective returns.
+  /// The direct exchange then sends a snapshot of it, since nothing it
+  /// receives says when the peers read its frame (the ring and
+  /// halving-doubling send from it only what peers read before they finish).
+  bool callers = false;
+  /// Write the result into it (all_reduce_in_place, whose caller handed
+  /// troupe the only handle).
+  bool in_place = false;
+};
+
 /// An all-reduce of the chosen algorithm over `flat`, which it owns from now
 /// on; `reduced` points at its buffer, which holds the sum once it is done.
-/// With `in_place` that buffer is `flat`'s own memory (an in-place
-/// collective, whose caller handed troupe the only handle), whichever
+/// With `memory.in_place` that buffer is `flat`'s own memory, whichever
 /// algorithm it is.
 /// Logs each algorithm the first time this process picks it, with the
 /// pack's size and why (TROUPE_LOG=info, component "coll").
 [[nodiscard]] std::unique_ptr<PeerCollective> make_all_reduce(const AllReduceChoice& choice, PeerLink& link, int rank,
                                                               int size, Tensor flat, const RingOptions& ring,
-                                                              bool in_place, const Tensor*& reduced);
+                                                              PackMemory memory, const Tensor*& reduced);
 
 } // namespace troupe::internal

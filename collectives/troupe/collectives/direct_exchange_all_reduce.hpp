@@ -18,15 +18,18 @@ namespace troupe::internal {
 /// (TROUPE_DIRECT_EXCHANGE_MAX_KIB, algorithm_selector.hpp).
 ///
 /// Every rank adds the same inputs in the same order (rank 0 first), so all
-/// ranks hold the same bits. The result is a separate buffer: the link may
-/// still read the bytes this rank sent, and no frame this rank receives says
-/// that the others read them. `in_place` (an in-place collective, whose
-/// caller handed troupe the only handle of `buffer`) writes the sum into the
-/// buffer's own memory instead, and sends a snapshot of it: one copy of a
-/// pack small enough for this algorithm, where the other two need none.
+/// ranks hold the same bits. The link may still read the bytes this rank
+/// sent after it is done: no frame this rank receives says that the others
+/// read them. So the result is a separate buffer, and `snapshot` sends a
+/// copy of `buffer` (a caller's memory, which its framework may write again
+/// once the collective returns): one copy of a pack small enough for this
+/// algorithm. `in_place` (an in-place collective, whose caller handed troupe
+/// the only handle of `buffer`, with `snapshot`) writes the sum into the
+/// buffer's own memory instead.
 class DirectExchangeAllReduce final : public PeerCollective {
 public:
-  DirectExchangeAllReduce(PeerLink& link, int rank, int size, Tensor buffer, bool in_place = false);
+  DirectExchangeAllReduce(PeerLink& link, int rank, int size, Tensor buffer, bool snapshot = false,
+                          bool in_place = false);
 
   [[nodiscard]] const char* name() const noexcept override { return "direct-exchange"; }
   void start() override;
