@@ -263,7 +263,10 @@ void CrossWorkerCollectives::start_algorithms(const CollectiveKey& key, Key& sta
           });
         pack.link = std::make_unique<PackLink>(*this, key, static_cast<uint32_t>(state.packs.size() - 1),
                                                pack.in_flight);
-        const PackMemory memory{.callers = pack.tensors.tensors.size() == 1, .in_place = in_place};
+        // A single tensor is the caller's own, unless it is the sum troupe
+        // made of several local replicas' (in place, the first one's memory).
+        const bool callers = pack.tensors.tensors.size() == 1 && (setup_.local_replicas == 1 || state.in_place);
+        const PackMemory memory{.callers = callers, .in_place = in_place};
         pack.algorithm = make_all_reduce(choice, *pack.link, rank(), size(), std::move(flat), setup_.ring, memory,
                                          pack.reduced);
         if (state.packs.size() == 1 && algorithm_chosen_)
@@ -347,7 +350,9 @@ void CrossWorkerCollectives::maybe_finish(const CollectiveKey& key, Key& state) 
         else
           unflatten(*pack.reduced, pack.tensors, state.mine.shapes, result);
       }
-      if (state.op == ReduceOp::MEAN)
+      // One replica in all (a cluster of one worker): the mean is the sum,
+      // whatever the dtype.
+      if (state.op == ReduceOp::MEAN && replicas > 1)
         for (auto& t : result) {
           if (state.in_place)
             divide_elements(t.dtype(), in_place_bytes(t), t.num_elements(), static_cast<double>(replicas));
@@ -555,9 +560,10 @@ std::string CrossWorkerCollectives::waiting_for(const CollectiveKey& key) const 
   for (const auto& pack : state.packs)
     algorithms_done = algorithms_done && pack.algorithm->done();
   if (out.empty())
-    out = algorithms_done ? "every task's data arrived; this worker's transport still holds frames it sent out of "
-                            "the caller's memory (all_reduce_in_place)"
-                          : "every task issued it; its data is still in flight between the workers";
+    out = algorithms_done && state.in_place
+            ? "every task's data arrived; this worker's transport still holds frames it sent out of the caller's "
+              "memory (all_reduce_in_place)"
+            : "every task issued it; its data is still in flight between the workers";
   return out;
 }
 

@@ -61,10 +61,10 @@ void DirectExchangeAllReduce::finish() {
   std::vector<const std::byte*> inputs;
   inputs.reserve(static_cast<std::size_t>(size_));
   for (int r = 0; r < size_; ++r)
-    inputs.push_back(r == rank_ ? input_.raw_data() : received_[static_cast<std::size_t>(r)].data);
+    // Its own term is what it sent, so every rank adds the same bytes.
+    inputs.push_back(r == rank_ ? sent_ : received_[static_cast<std::size_t>(r)].data);
   const auto count = input_.num_elements();
-  // In place, the result is the input (reduce_elements reads a block of
-  // every input before it writes it).
+  // In place, the result is the input's memory.
   if (count > 0)
     reduce_elements(input_.dtype(), ReduceOp::SUM, inputs.data(), size_, out_, 0, count, false);
   received_.clear();

@@ -2,13 +2,25 @@
 
 namespace troupe::internal {
 
+/// The owner of one tracked frame: the bytes' own owner, and the count it
+/// goes down in when the last copy of the frame is dropped.
+struct FramesInFlight::Tracked {
+  std::shared_ptr<const void> owner;
+  std::shared_ptr<FramesInFlight> in_flight;
+
+  Tracked(std::shared_ptr<const void> bytes_owner, std::shared_ptr<FramesInFlight> counted)
+    : owner(std::move(bytes_owner)), in_flight(std::move(counted)) {}
+  Tracked(const Tracked&) = delete;
+  Tracked& operator=(const Tracked&) = delete;
+  ~Tracked() {
+    owner.reset(); // the bytes go before anyone is told they went
+    in_flight->dropped();
+  }
+};
+
 FrameBytes FramesInFlight::track(FrameBytes bytes) {
   frames_.fetch_add(1);
-  auto* held = new std::shared_ptr<const void>(std::move(bytes.owner));
-  bytes.owner = std::shared_ptr<const void>(held, [self = shared_from_this()](const std::shared_ptr<const void>* p) {
-    delete p;
-    self->dropped();
-  });
+  bytes.owner = std::make_shared<Tracked>(std::move(bytes.owner), shared_from_this());
   return bytes;
 }
 

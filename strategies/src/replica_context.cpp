@@ -86,7 +86,14 @@ Tensor ReplicaContext::all_reduce(std::string_view op, const Tensor& value) {
 Tensor ReplicaContext::all_reduce_in_place(ReduceOp op, Tensor&& value) {
   std::vector<Tensor> values;
   values.push_back(std::move(value));
-  return all_reduce_in_place(op, std::move(values)).front();
+  try {
+    return all_reduce_in_place(op, std::move(values)).front();
+  } catch (...) {
+    // A refused call left `values` as it was: the caller's tensor goes back.
+    if (!values.empty())
+      value = std::move(values.front());
+    throw;
+  }
 }
 
 std::vector<Tensor> ReplicaContext::all_reduce_in_place(ReduceOp op, std::vector<Tensor>&& values) {

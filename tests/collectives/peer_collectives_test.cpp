@@ -195,6 +195,9 @@ TEST_CASE("an in-place all-reduce writes the sum into its input's memory while a
   for (int r = 0; r < n; ++r) {
     auto input = rank_input(r, count, dtype);
     addresses.push_back(input.raw_data());
+    // A second handle while it is built: without in_place, halving-doubling
+    // would copy on write and reduce elsewhere.
+    const Tensor keep = input;
     const Tensor* buffer = nullptr;
     algs.push_back(make_all_reduce({algorithm, "test"}, net.link(r), r, n, std::move(input),
                                    RingOptions{.chunk_bytes = 256}, PackMemory{.callers = true, .in_place = true},

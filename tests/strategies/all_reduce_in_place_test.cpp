@@ -141,7 +141,8 @@ TEST_CASE("the handles all_reduce_in_place returns go straight back into it, as 
     ids);
   for (int r = 0; r < n; ++r) {
     CAPTURE(r, failures[static_cast<size_t>(r)]);
-    // The mean of equal values stays where the first call put it.
+    // The mean of equal values stays where the first call put it: these
+    // are integers and halves well inside float32, so n*x and n*x/n are exact.
     REQUIRE(memory[static_cast<size_t>(r)][0] == expected(n, 0, count, ReduceOp::MEAN));
   }
 }
@@ -218,12 +219,21 @@ TEST_CASE("all_reduce_in_place refuses a shared handle, a MEAN of integers, and 
     CHECK(kept_values.load() == 2);
   }
   SECTION("a MEAN of int32 over two replicas") {
-    const auto what = message_of([](const Tensor& id) {
-      get_replica_context().all_reduce_in_place(ReduceOp::MEAN, Tensor::zeros(Shape{4}, DType::int32));
+    std::atomic<int> kept_value{0};
+    const auto what = message_of([&](const Tensor& id) {
+      auto t = Tensor::zeros(Shape{4}, DType::int32);
+      try {
+        get_replica_context().all_reduce_in_place(ReduceOp::MEAN, std::move(t));
+      } catch (const Error&) {
+        if (t.valid()) // refused: the single tensor comes back too
+          kept_value.fetch_add(1);
+        throw;
+      }
       return id;
     });
     CHECK_THAT(what, Catch::Contains("invalid_argument") && Catch::Contains("int32")
                        && Catch::Contains("float64") && Catch::Contains("use SUM"));
+    CHECK(kept_value.load() == 2);
   }
   SECTION("one replica in place, the other not") {
     const auto what = message_of([](const Tensor& id) {
@@ -237,4 +247,27 @@ TEST_CASE("all_reduce_in_place refuses a shared handle, a MEAN of integers, and 
     CHECK_THAT(what, Catch::Contains("key_mismatch") && Catch::Contains("replica 0 called all_reduce_in_place")
                        && Catch::Contains("replica 1 called all_reduce"));
   }
+}
+
+TEST_CASE("all_reduce_in_place of integers in a cluster of one worker leaves them as they are",
+          "[strategies][all_reduce][simulated_cluster]") {
+  // One replica in all: the MEAN is the value, in its dtype, as all_reduce's.
+  const auto op = GENERATE(ReduceOp::SUM, ReduceOp::MEAN);
+  SimulatedCluster sim({.seed = 1, .workers = 1});
+  auto results = sim.run([&](Runtime& rt) {
+    MultiWorkerMirroredStrategy strategy(rt);
+    std::vector<int32_t> memory{3, -7, 11};
+    auto out = strategy.run([&] {
+      auto t = Tensor::from_external(memory.data(), Shape{3}, DType::int32, {});
+      return get_replica_context().all_reduce_in_place(op, std::move(t));
+    });
+    return std::pair{strategy.experimental_local_results(out).front().raw_data()
+                       == reinterpret_cast<const std::byte*>(memory.data()),
+                     memory};
+  });
+  REQUIRE(results.size() == 1);
+  INFO(results[0].task << (results[0].error ? std::string(": ") + results[0].error->what() : ""));
+  REQUIRE(results[0].ok());
+  CHECK(results[0].value->first);
+  CHECK(results[0].value->second == std::vector<int32_t>{3, -7, 11});
 }

@@ -40,8 +40,9 @@ struct AllReduceLimits {
 
 /// Whose memory one pack's all-reduce works on.
 struct PackMemory {
-  /// The pack is a caller's tensor (alone in its pack), not a buffer troupe
-  /// made: memory a framework may write again once the collective returns.
+  /// The pack is a caller's tensor (alone in its pack, the worker's only
+  /// replica's or an in-place collective's), not a buffer troupe made:
+  /// memory a framework may write again once the collective returns.
   /// The direct exchange then sends a snapshot of it, since nothing it
   /// receives says when the peers read its frame (the ring and
   /// halving-doubling send from it only what peers read before they finish).

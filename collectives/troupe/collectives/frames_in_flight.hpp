@@ -32,6 +32,7 @@ public:
   [[nodiscard]] bool settled();
 
 private:
+  struct Tracked;
   void dropped();
 
   std::atomic<long> frames_{0};
