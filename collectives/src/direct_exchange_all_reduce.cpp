@@ -60,8 +60,8 @@ bool DirectExchangeAllReduce::waits_for(int rank) const {
 void DirectExchangeAllReduce::finish() {
   std::vector<const std::byte*> inputs;
   inputs.reserve(static_cast<std::size_t>(size_));
+  // Its own term is what it sent, so every rank adds the same bytes.
   for (int r = 0; r < size_; ++r)
-    // Its own term is what it sent, so every rank adds the same bytes.
     inputs.push_back(r == rank_ ? sent_ : received_[static_cast<std::size_t>(r)].data);
   const auto count = input_.num_elements();
   // In place, the result is the input's memory.
