@@ -8,7 +8,6 @@ same PyTorch 1.13 as libtorch-dev). Prints, from rank 0,
   RESULT test_accuracy A
 in the sample's format, for bench/libtorch_vs_ddp.sh."""
 import argparse
-import gzip
 import os
 import time
 
@@ -18,13 +17,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn.functional as F
 
-
-def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    dims = data[3]
-    shape = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(dims)]
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
+from fashion_mnist_idx import read_idx
 
 
 def load(data_dir, prefix):

@@ -9,20 +9,13 @@ tf.function: as samples/train_fashion_mnist does it. Prints one line per epoch:
 `EPOCH,tensorflow,<replicas>,<epoch>,<seconds>,<train loss>,<test accuracy>`.
 """
 import argparse
-import gzip
 import os
 import sys
 import time
 
 import numpy as np
 
-
-def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    dims = data[3]
-    shape = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(dims)]
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
+from fashion_mnist_idx import read_idx
 
 
 def main():

@@ -19,23 +19,16 @@ from the variables after the epoch. Prints one line per epoch:
 `EPOCH,tensorflow_ps,<workers>,<ps>,<epoch>,<seconds>,<train loss>,<test accuracy>`.
 """
 import argparse
-import gzip
 import os
 import sys
 import time
 
 import numpy as np
 
-# The in-process cluster's helpers, shared with the throughput peer beside this script.
+# Helpers beside this script: the data reader of every peer, and the
+# in-process cluster's, shared with the throughput peer.
+from fashion_mnist_idx import read_idx
 from tf_ps_throughput import free_ports, server_configs
-
-
-def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    dims = data[3]
-    shape = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(dims)]
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
 
 
 def start_in_process_cluster(tf, workers, ps):
